@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyRateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import FindMyWay from 'find-my-way';
+import type { Container } from './container.js';
+import { apiKeyResolver, registerAuth } from './http/auth.js';
+import { AppError, errorBody, toAppError } from './http/errors.js';
+import { registerIdempotency } from './http/idempotency.js';
+import { collectRoutes, registerOpenApi } from './http/openapi.js';
+import { accountRoutes } from './modules/account/account.routes.js';
+import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
+import { opsRoutes } from './modules/ops/ops.routes.js';
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP app around a container; does not listen (tests use `inject` or listen themselves). */
+export async function buildApp(c: Container): Promise<FastifyInstance> {
+  const { config } = c;
+  const app = Fastify({
+    loggerInstance: c.logger as FastifyBaseLogger,
+    bodyLimit: JSON_BODY_LIMIT,
+    trustProxy: config.trustProxy,
+    // A caller's own X-Request-Id is kept when it is sane, so logs on both sides line up.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  // JSON bodies keep their raw text for the idempotency fingerprint; an empty body is no body.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    request.rawBody = text;
+    if (text.trim() === '') return done(null, undefined);
+    defaultJson(request, text, (err, parsed) => (err ? done(new AppError('INVALID_JSON', 'The request body is not valid JSON'), undefined) : done(null, parsed)));
+  });
+
+  // `curl -d '{…}'` sends a JSON document as form-urlencoded; read it as the JSON it is.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    const text = (body as string).trim();
+    if (!text.startsWith('{')) return done(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send JSON with Content-Type: application/json'), undefined);
+    request.rawBody = text;
+    defaultJson(request, text, (err, parsed) => (err ? done(new AppError('INVALID_JSON', 'The request body is not valid JSON'), undefined) : done(null, parsed)));
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const appErr = toAppError(err);
+    if (appErr.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error');
+    else if (appErr.status >= 500) request.log.warn({ err, code: appErr.code }, 'upstream error');
+    const body = JSON.stringify(errorBody(appErr, request.id));
+    await app.settleIdempotencyOnError(request, appErr, body);
+    return reply.code(appErr.status).headers(appErr.headers).type('application/json; charset=utf-8').send(body);
+  });
+
+  // 404 for unknown paths, 405 with Allow for a known path under another method.
+  const known = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) known.on(method as FindMyWay.HTTPMethod, route.url, () => {});
+  });
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => known.find(m, path));
+    const err = allowed.length
+      ? new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`, {}, { Allow: allowed.join(', ') })
+      : new AppError('NOT_FOUND', `No route ${request.method} ${path}`);
+    return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(JSON.stringify(errorBody(err, request.id)));
+  });
+
+  await app.register(fastifyHelmet, { global: true });
+  registerAuth(app, {
+    resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts })],
+    opsToken: config.opsToken,
+    s2sKey: config.s2sKey,
+  });
+  await app.register(fastifyRateLimit, {
+    global: true,
+    max: config.rateLimitMax,
+    timeWindow: config.rateLimitWindowMs,
+    enableDraftSpec: true,
+    // Runs after authentication, so the budget is per customer (per IP for unauthenticated routes).
+    keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
+  });
+  registerIdempotency(app, {
+    db: c.db,
+    repo: c.repos.idempotency,
+    leaseMs: config.idempotencyLeaseMs,
+    ttlMs: config.idempotencyTtlHours * 3_600_000,
+  });
+
+  const routeTable = collectRoutes(app);
+  await registerOpenApi(app, { version: c.version, publicUrl: config.publicUrl });
+
+  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable }));
+  await app.register(accountRoutes({ db: c.db, account: c.services.account }));
+  await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation }));
+
+  return app;
+}

@@ -1,0 +1,110 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.js';
+import { migrate, serve, work } from './main.js';
+
+const USAGE = `Usage: signet <command>
+
+  serve                      HTTP API (and the job worker unless WORKER_ENABLED=false)
+  worker                     the job worker only
+  migrate                    apply database migrations and exit
+  ops <resource> <action>    call the operator API (SIGNET_URL, default PUBLIC_URL; OPS_TOKEN or DATA_DIR/ops-token)
+    ops customers create --email E --name N [--credit-cents C]
+    ops customers get <customerId>
+    ops credits add <customerId> --amount-cents C --reason R
+    ops api-keys create <customerId> [--mode live|test]
+    ops api-keys revoke <customerId> <keyId>
+    ops audit [--customer-id ID] [--limit N] [--offset N]
+    ops alerts [--limit N] [--offset N]`;
+
+async function ops(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      'credit-cents': { type: 'string' },
+      'amount-cents': { type: 'string' },
+      reason: { type: 'string' },
+      mode: { type: 'string' },
+      'customer-id': { type: 'string' },
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+    },
+  });
+  const config = loadConfig();
+  const base = (process.env.SIGNET_URL ?? config.publicUrl).replace(/\/+$/, '');
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  const query = (q: Record<string, string | undefined>) => {
+    const s = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined)).toString();
+    return s ? `?${s}` : '';
+  };
+  const [resource, action, a1, a2] = positionals;
+  const route = ((): { method: string; path: string; body?: unknown } | undefined => {
+    switch (`${resource} ${action ?? ''}`.trim()) {
+      case 'customers create':
+        return { method: 'POST', path: '/ops/customers', body: { email: values.email, name: values.name, creditCents: num(values['credit-cents']) } };
+      case 'customers get':
+        return { method: 'GET', path: `/ops/customers/${a1}` };
+      case 'credits add':
+        return { method: 'POST', path: `/ops/customers/${a1}/credits`, body: { amountCents: num(values['amount-cents']), reason: values.reason } };
+      case 'api-keys create':
+        return { method: 'POST', path: `/ops/customers/${a1}/api-keys`, body: { mode: values.mode ?? 'live' } };
+      case 'api-keys revoke':
+        return { method: 'DELETE', path: `/ops/customers/${a1}/api-keys/${a2}` };
+    }
+    if (resource === 'audit') return { method: 'GET', path: `/ops/audit${query({ customerId: values['customer-id'], limit: values.limit, offset: values.offset })}` };
+    if (resource === 'alerts') return { method: 'GET', path: `/ops/alerts${query({ limit: values.limit, offset: values.offset })}` };
+    return undefined;
+  })();
+  if (!route) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  const res = await fetch(base + route.path, {
+    method: route.method,
+    headers: { authorization: `Bearer ${config.opsToken}`, ...(route.body ? { 'content-type': 'application/json' } : {}) },
+    body: route.body ? JSON.stringify(route.body) : undefined,
+  });
+  const text = await res.text();
+  try {
+    console.log(JSON.stringify(JSON.parse(text), null, 2));
+  } catch {
+    console.log(text);
+  }
+  if (!res.ok) process.exit(1);
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case 'serve':
+    case undefined:
+      await serve();
+      return;
+    case 'worker':
+      await work();
+      return;
+    case 'migrate':
+      await migrate();
+      return;
+    case 'ops':
+      await ops(rest);
+      return;
+    case '-h':
+    case '--help':
+    case 'help':
+      console.log(USAGE);
+      return;
+    default:
+      console.error(`signet: unknown command "${command}"\n\n${USAGE}`);
+      process.exit(2);
+  }
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else if (err?.cause?.code === 'ECONNREFUSED') console.error(`signet: cannot reach the server (${err.cause.address}:${err.cause.port}); is it running?`);
+  else console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
+export function parseDurations(text: string): number[] {
+  return text.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*(s|m|h)\s*$/.exec(part);
+    if (!m) throw new Error(`"${part.trim()}" is not a duration like 30s, 5m or 1h`);
+    const unit = { s: 1_000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
+    return Number(m[1]) * unit;
+  });
+}
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+/** The environment as Signet reads it. Every variable is documented in README.md. */
+const ZEnv = z.object({
+  NODE_ENV: optional(z.string()),
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: optional(url),
+  SIGNING_URL: optional(url),
+  DASHBOARD_URL: optional(url),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
+  DATABASE_POOL_SIZE: int(1, 500).default(10),
+  OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+  JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  S2S_KEY: optional(z.string().min(16, 'must be at least 16 characters')),
+  SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')),
+  MAIL_FROM: z.string().default('Signet <no-reply@signet.local>'),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default('1m,5m,15m,1h,6h,24h')
+    .transform((v, ctx) => {
+      try {
+        return parseDurations(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
+  WEBHOOK_DISABLE_AFTER: int(1).default(50),
+  WEBHOOK_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)),
+  SCHEDULER_INTERVAL_MS: int(50, 3_600_000).default(5_000),
+  WORKER_ENABLED: bool.default(true),
+  WORKER_CONCURRENCY: int(1, 64).default(4),
+  JOB_LEASE_MS: int(1_000).default(60_000),
+  MAX_PDF_BYTES: int(1024).default(26_214_400),
+  RATE_LIMIT_MAX: int(1).default(600),
+  RATE_LIMIT_WINDOW_MS: int(100).default(60_000),
+  SANDBOX_LIMIT: int(0).default(100),
+  IDEMPOTENCY_TTL_HOURS: int(1, 24 * 30).default(24),
+  IDEMPOTENCY_LEASE_MS: int(100, 3_600_000).default(60_000),
+  ENVELOPE_EXPIRY_DAYS: int(1, 3650).default(30),
+  STORAGE_EXPIRY_DAYS: int(1, 3650).default(365),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: bool.default(false),
+});
+
+export type Config = Readonly<{
+  env: string;
+  port: number;
+  host: string;
+  publicUrl: string;
+  signingUrl: string;
+  dashboardUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  opsToken: string;
+  jwtSecret: string;
+  s2sKey: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  webhookRetryScheduleMs: readonly number[];
+  webhookTimeoutMs: number;
+  webhookDisableAfter: number;
+  webhookAllowHosts: readonly string[];
+  schedulerIntervalMs: number;
+  workerEnabled: boolean;
+  workerConcurrency: number;
+  jobLeaseMs: number;
+  maxPdfBytes: number;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  sandboxLimit: number;
+  idempotencyTtlHours: number;
+  idempotencyLeaseMs: number;
+  envelopeExpiryDays: number;
+  storageExpiryDays: number;
+  logLevel: string;
+  trustProxy: boolean;
+  /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
+  generatedSecrets: readonly { name: string; file: string }[];
+}>;
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads a secret from the environment, else from DATA_DIR, else generates it once and keeps it there
+ * with mode 0600 so every later start (and `signet ops`) finds the same value.
+ */
+function secretFromDataDir(dataDir: string, file: string, given: string | undefined, generated: { name: string; file: string }[], name: string): string {
+  if (given) return given;
+  const full = path.join(dataDir, file);
+  if (existsSync(full)) return readFileSync(full, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const value = randomBytes(32).toString('hex');
+  writeFileSync(full, value + '\n', { mode: 0o600, flag: 'wx' });
+  chmodSync(full, 0o600);
+  generated.push({ name, file: full });
+  return value;
+}
+
+/** Validates the environment; a bad value throws ConfigError with one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ZEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const generated: { name: string; file: string }[] = [];
+  const publicUrl = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
+  return Object.freeze({
+    env: e.NODE_ENV ?? 'development',
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl,
+    signingUrl: e.SIGNING_URL ?? `${publicUrl}/sign`,
+    dashboardUrl: e.DASHBOARD_URL ?? `${publicUrl}/dashboard`,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
+    jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),
+    s2sKey: e.S2S_KEY,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    webhookRetryScheduleMs: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookDisableAfter: e.WEBHOOK_DISABLE_AFTER,
+    webhookAllowHosts: Object.freeze(e.WEBHOOK_ALLOW_HOSTS),
+    schedulerIntervalMs: e.SCHEDULER_INTERVAL_MS,
+    workerEnabled: e.WORKER_ENABLED,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    jobLeaseMs: e.JOB_LEASE_MS,
+    maxPdfBytes: e.MAX_PDF_BYTES,
+    rateLimitMax: e.RATE_LIMIT_MAX,
+    rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS,
+    sandboxLimit: e.SANDBOX_LIMIT,
+    idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
+    idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
+    envelopeExpiryDays: e.ENVELOPE_EXPIRY_DAYS,
+    storageExpiryDays: e.STORAGE_EXPIRY_DAYS,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    generatedSecrets: Object.freeze(generated),
+  });
+}

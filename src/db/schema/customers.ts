@@ -1,0 +1,39 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+export const customers = pgTable(
+  'customers',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    email: text('email').notNull(),
+    name: text('name').notNull(),
+    /** Prepaid balance in micros (USD 1 = 1,000,000). Never negative: the CHECK backs the conditional debit. */
+    balanceMicros: bigint('balance_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    sandboxUsed: integer('sandbox_used').notNull().default(0),
+    sandboxLimit: integer('sandbox_limit').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('customers_balance_non_negative', sql`${t.balanceMicros} >= 0`),
+    check('customers_sandbox_used_non_negative', sql`${t.sandboxUsed} >= 0`),
+    index('customers_email_idx').on(t.email),
+  ],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    customerId: uuid('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    mode: text('mode', { enum: ['live', 'test'] }).notNull(),
+    /** SHA-256 of the whole key, hex. The key itself is shown once and never stored. */
+    keyHash: text('key_hash').notNull().unique(),
+    /** Display prefix, e.g. `svc_live_1a2b3c4d`, enough to tell keys apart. */
+    prefix: text('prefix').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [index('api_keys_customer_idx').on(t.customerId)],
+);

@@ -1,0 +1,5 @@
+export * from './customers.js';
+export * from './billing.js';
+export * from './idempotency.js';
+export * from './audit.js';
+export * from './jobs.js';

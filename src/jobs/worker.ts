@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sql } from 'drizzle-orm';
+import type { Database, Tx } from '../db/client.js';
+import { rowsOf } from '../db/client.js';
+import { JOBS_CHANNEL, claim, complete, fail, type JobRow } from './queue.js';
+
+export type JobContext = { jobId: number; attempt: number; maxAttempts: number };
+
+/** A job handler must be safe to run twice: a worker may die after the effect and before `complete`. */
+export type JobDefinition = {
+  type: string;
+  handle(payload: unknown, ctx: JobContext): Promise<void>;
+};
+
+/** Runs on every scheduler tick on one node at a time (a transaction-scoped advisory lock). */
+export type PeriodicTask = {
+  name: string;
+  run(tx: Tx): Promise<void>;
+};
+
+type Logger = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+
+export type WorkerOptions = {
+  database: Database;
+  jobs: JobDefinition[];
+  periodic?: PeriodicTask[];
+  concurrency: number;
+  leaseMs: number;
+  intervalMs: number;
+  logger: Logger;
+};
+
+/** Stable advisory-lock key per periodic task name (32-bit FNV-1a). */
+function lockKey(name: string): number {
+  let h = 0x811c9dc5;
+  for (const ch of name) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h | 0;
+}
+
+export function createWorker(opts: WorkerOptions) {
+  const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const byType = new Map(opts.jobs.map((j) => [j.type, j]));
+  const types = [...byType.keys()];
+  const running = new Set<Promise<void>>();
+  let stopped = true;
+  let pumping = false;
+  let wakeAgain = false;
+  let timer: NodeJS.Timeout | undefined;
+  let unlisten: (() => Promise<void>) | undefined;
+
+  async function runJob(job: JobRow): Promise<void> {
+    const def = byType.get(job.type)!;
+    // Renew the lease while the handler runs, so a long job is not taken over by another worker.
+    const heartbeat = setInterval(() => {
+      opts.database.db
+        .execute(sql`UPDATE jobs SET locked_until = now() + (${opts.leaseMs}::int * interval '1 millisecond')
+          WHERE id = ${job.id} AND locked_by = ${workerId} AND status = 'running'`)
+        .catch(() => {});
+    }, Math.max(250, Math.floor(opts.leaseMs / 3)));
+    try {
+      await def.handle(job.payload, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts });
+      await complete(opts.database.db, job.id, workerId);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const outcome = await fail(opts.database.db, job, workerId, message).catch(() => 'unknown');
+      const log = outcome === 'dead' ? opts.logger.error.bind(opts.logger) : opts.logger.warn.bind(opts.logger);
+      log({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, 'job failed');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Claims as many due jobs as there are free slots, starts them, and repeats while work keeps coming. */
+  async function pump(): Promise<void> {
+    if (pumping) {
+      wakeAgain = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        wakeAgain = false;
+        while (!stopped && running.size < opts.concurrency) {
+          const claimed = await claim(opts.database.db, { workerId, types, limit: opts.concurrency - running.size, leaseMs: opts.leaseMs });
+          if (claimed.length === 0) break;
+          for (const job of claimed) {
+            const p: Promise<void> = runJob(job).finally(() => {
+              running.delete(p);
+              if (!stopped) void pump();
+            });
+            running.add(p);
+          }
+        }
+      } while (wakeAgain && !stopped);
+    } catch (err) {
+      if (!stopped) opts.logger.warn({ err: (err as Error).message }, 'job claim failed');
+    } finally {
+      pumping = false;
+    }
+  }
+
+  async function runPeriodic(): Promise<void> {
+    for (const task of opts.periodic ?? []) {
+      if (stopped) return;
+      try {
+        await opts.database.db.transaction(async (tx) => {
+          const [row] = rowsOf<{ locked: boolean }>(await tx.execute(sql`SELECT pg_try_advisory_xact_lock(${lockKey(task.name)}) AS locked`));
+          if (row?.locked) await task.run(tx);
+        });
+      } catch (err) {
+        opts.logger.warn({ task: task.name, err: (err as Error).message }, 'periodic task failed');
+      }
+    }
+  }
+
+  async function tick(): Promise<void> {
+    await runPeriodic();
+    await pump();
+    if (!stopped) timer = setTimeout(() => void tick(), opts.intervalMs);
+  }
+
+  return {
+    workerId,
+    async start(): Promise<void> {
+      if (!stopped) return;
+      stopped = false;
+      unlisten = await opts.database.listen(JOBS_CHANNEL, () => void pump());
+      void tick();
+    },
+    /** Pumps now: for callers that know work was just committed (tests, in-process wake-ups). */
+    wake(): void {
+      if (!stopped) void pump();
+    },
+    /** Stops claiming, then waits for the jobs in hand to finish. */
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await unlisten?.();
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+export type Worker = ReturnType<typeof createWorker>;

@@ -1,0 +1,78 @@
+import { buildApp } from './app.js';
+import { loadConfig, type Config } from './config.js';
+import { createContainer, type Container } from './container.js';
+
+type Stoppable = { stop(): Promise<void> };
+
+/** Stops cleanly on SIGTERM/SIGINT: in-flight requests drain, jobs in hand finish, then the pool closes. */
+function onShutdown(container: Container, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    container.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    stop()
+      .then(() => container.close())
+      .then(() => process.exit(0))
+      .catch((err) => {
+        container.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}
+
+function announceSecrets(config: Config): void {
+  for (const s of config.generatedSecrets) {
+    if (s.name === 'OPS_TOKEN') {
+      console.log(`Operator token (OPS_TOKEN) generated: ${config.opsToken}`);
+      console.log(`  stored in ${s.file} (mode 0600); set OPS_TOKEN to choose your own`);
+    } else console.log(`${s.name} generated and stored in ${s.file} (mode 0600)`);
+  }
+  if (!config.generatedSecrets.some((s) => s.name === 'OPS_TOKEN') && !process.env.OPS_TOKEN) {
+    console.log(`Operator token: stored in ${config.dataDir}/ops-token`);
+  }
+}
+
+/** `signet serve`: HTTP API, plus the job worker in-process unless WORKER_ENABLED=false. */
+export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
+  const container = await createContainer(config);
+  await container.database.migrate();
+  const app = await buildApp(container);
+  await app.listen({ port: config.port, host: config.host });
+  if (config.workerEnabled) await container.worker.start();
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  console.log(`Signet ${container.version} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`);
+  console.log(`Database: ${container.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL (DATABASE_URL)'}`);
+  announceSecrets(config);
+  const stop = async () => {
+    await app.close();
+    await container.worker.stop();
+  };
+  onShutdown(container, stop);
+  return { stop: async () => { await stop(); await container.close(); } };
+}
+
+/** `signet worker`: the job worker alone, for scaling workers apart from API nodes. */
+export async function work(config: Config = loadConfig()): Promise<Stoppable> {
+  const container = await createContainer(config);
+  await container.database.migrate();
+  await container.worker.start();
+  console.log(`Signet ${container.version} worker ${container.worker.workerId} started`);
+  onShutdown(container, () => container.worker.stop());
+  return { stop: () => container.close() };
+}
+
+export async function migrate(config: Config = loadConfig()): Promise<void> {
+  const container = await createContainer(config);
+  try {
+    await container.database.migrate();
+    console.log('Migrations applied');
+  } finally {
+    await container.database.close();
+  }
+}

@@ -1,0 +1,54 @@
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { apiKeys, customers } from '../../db/schema/index.js';
+
+export type CustomerRow = typeof customers.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export function createAccountRepo() {
+  return {
+    async insertCustomer(tx: DbOrTx, input: { email: string; name: string; sandboxLimit: number }): Promise<CustomerRow> {
+      const [row] = await tx.insert(customers).values(input).returning();
+      return row;
+    },
+
+    async findCustomer(tx: DbOrTx, customerId: string): Promise<CustomerRow | undefined> {
+      const [row] = await tx.select().from(customers).where(eq(customers.id, customerId));
+      return row;
+    },
+
+    async insertApiKey(tx: DbOrTx, input: { customerId: string; mode: 'live' | 'test'; keyHash: string; prefix: string }): Promise<ApiKeyRow> {
+      const [row] = await tx.insert(apiKeys).values(input).returning();
+      return row;
+    },
+
+    /** The auth hot path: one indexed lookup by hash. */
+    async findActiveKeyByHash(tx: DbOrTx, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'customerId' | 'mode'> | undefined> {
+      const [row] = await tx
+        .select({ id: apiKeys.id, customerId: apiKeys.customerId, mode: apiKeys.mode })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)));
+      return row;
+    },
+
+    async findKey(tx: DbOrTx, customerId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+      const [row] = await tx.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.customerId, customerId)));
+      return row;
+    },
+
+    async listKeys(tx: DbOrTx, customerId: string): Promise<ApiKeyRow[]> {
+      return tx.select().from(apiKeys).where(eq(apiKeys.customerId, customerId)).orderBy(desc(apiKeys.createdAt));
+    },
+
+    async revokeKey(tx: DbOrTx, customerId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+      const [row] = await tx
+        .update(apiKeys)
+        .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+        .where(and(eq(apiKeys.id, keyId), eq(apiKeys.customerId, customerId)))
+        .returning();
+      return row;
+    },
+  };
+}
+
+export type AccountRepo = ReturnType<typeof createAccountRepo>;

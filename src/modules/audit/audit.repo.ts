@@ -1,0 +1,55 @@
+import { count, desc, eq } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { auditLog, operatorAlerts } from '../../db/schema/index.js';
+
+export type AuditEntry = {
+  customerId: string | null;
+  actorType: string;
+  actorId: string | null;
+  action: string;
+  resourceType: string;
+  resourceId: string | null;
+  requestId: string | null;
+  ip: string | null;
+  metadata?: Record<string, unknown>;
+};
+
+export type AlertInput = {
+  kind: string;
+  message: string;
+  customerId?: string | null;
+  resourceType?: string | null;
+  resourceId?: string | null;
+  data?: Record<string, unknown>;
+};
+
+export function createAuditRepo() {
+  return {
+    async insert(tx: DbOrTx, entry: AuditEntry): Promise<void> {
+      await tx.insert(auditLog).values(entry);
+    },
+
+    async list(tx: DbOrTx, filter: { customerId?: string }, page: { limit: number; offset: number }) {
+      const where = filter.customerId ? eq(auditLog.customerId, filter.customerId) : undefined;
+      const [rows, [{ total }]] = await Promise.all([
+        tx.select().from(auditLog).where(where).orderBy(desc(auditLog.id)).limit(page.limit).offset(page.offset),
+        tx.select({ total: count() }).from(auditLog).where(where),
+      ]);
+      return { rows, total };
+    },
+
+    async insertAlert(tx: DbOrTx, alert: AlertInput): Promise<void> {
+      await tx.insert(operatorAlerts).values(alert);
+    },
+
+    async listAlerts(tx: DbOrTx, page: { limit: number; offset: number }) {
+      const [rows, [{ total }]] = await Promise.all([
+        tx.select().from(operatorAlerts).orderBy(desc(operatorAlerts.id)).limit(page.limit).offset(page.offset),
+        tx.select({ total: count() }).from(operatorAlerts),
+      ]);
+      return { rows, total };
+    },
+  };
+}
+
+export type AuditRepo = ReturnType<typeof createAuditRepo>;

@@ -1,0 +1,66 @@
+import { and, count, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { customers, ledgerEntries } from '../../db/schema/index.js';
+
+export type LedgerRow = typeof ledgerEntries.$inferSelect;
+export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'createdAt'>;
+
+export function createBillingRepo() {
+  return {
+    /** The conditional debit: succeeds only when the balance covers the amount. Returns the new balance. */
+    async debit(tx: DbOrTx, customerId: string, micros: bigint): Promise<bigint | undefined> {
+      const [row] = await tx
+        .update(customers)
+        .set({ balanceMicros: sql`${customers.balanceMicros} - ${micros}` })
+        .where(and(eq(customers.id, customerId), gte(customers.balanceMicros, micros)))
+        .returning({ balance: customers.balanceMicros });
+      return row?.balance;
+    },
+
+    async credit(tx: DbOrTx, customerId: string, micros: bigint): Promise<bigint | undefined> {
+      const [row] = await tx
+        .update(customers)
+        .set({ balanceMicros: sql`${customers.balanceMicros} + ${micros}` })
+        .where(eq(customers.id, customerId))
+        .returning({ balance: customers.balanceMicros });
+      return row?.balance;
+    },
+
+    /** Counts one free test-mode call, unless the allowance is used up. */
+    async useSandbox(tx: DbOrTx, customerId: string): Promise<boolean> {
+      const rows = await tx
+        .update(customers)
+        .set({ sandboxUsed: sql`${customers.sandboxUsed} + 1` })
+        .where(and(eq(customers.id, customerId), lt(customers.sandboxUsed, customers.sandboxLimit)))
+        .returning({ id: customers.id });
+      return rows.length === 1;
+    },
+
+    async balance(tx: DbOrTx, customerId: string): Promise<bigint> {
+      const [row] = await tx.select({ balance: customers.balanceMicros }).from(customers).where(eq(customers.id, customerId));
+      return row?.balance ?? 0n;
+    },
+
+    async insertLedger(tx: DbOrTx, entry: LedgerInput): Promise<LedgerRow> {
+      const [row] = await tx.insert(ledgerEntries).values(entry).returning();
+      return row;
+    },
+
+    async listLedger(tx: DbOrTx, customerId: string, page: { limit: number; offset: number }) {
+      const where = eq(ledgerEntries.customerId, customerId);
+      const [rows, [{ total }]] = await Promise.all([
+        tx
+          .select()
+          .from(ledgerEntries)
+          .where(where)
+          .orderBy(desc(ledgerEntries.createdAt), desc(ledgerEntries.id))
+          .limit(page.limit)
+          .offset(page.offset),
+        tx.select({ total: count() }).from(ledgerEntries).where(where),
+      ]);
+      return { rows, total };
+    },
+  };
+}
+
+export type BillingRepo = ReturnType<typeof createBillingRepo>;
