@@ -1,6 +1,5 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 
 /**
  * Every machine code Signet answers with, its HTTP status and a one-line meaning. SPEC.md's Errors
@@ -78,8 +77,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export const statusOf = (code: ErrorCode): number => ERROR_CODES[code][0];
-
 export class AppError extends Error {
   readonly status: number;
   constructor(
@@ -90,18 +87,9 @@ export class AppError extends Error {
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = statusOf(code);
+    this.status = ERROR_CODES[code][0];
   }
 }
-
-export const ZError = z
-  .looseObject({
-    error: z.string().describe('Human-readable message'),
-    code: z.string().describe('Machine code; branch on this'),
-    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-    requestId: z.string().optional(),
-  })
-  .meta({ id: 'Error' });
 
 /** Body of an error reply. The request id rides along so a caller can quote it to an operator. */
 export function errorBody(err: AppError, requestId?: string): Record<string, unknown> {
@@ -147,9 +135,4 @@ export function toAppError(err: unknown): AppError {
     return new AppError('VALIDATION_ERROR', 'The request is malformed', { details: [] });
   }
   return new AppError('INTERNAL_ERROR', 'Internal error');
-}
-
-export function sendError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
-  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return reply.code(err.status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(errorBody(err, request.id));
 }

@@ -44,7 +44,8 @@ export function createWorker(opts: WorkerOptions) {
   const types = [...byType.keys()];
   const running = new Set<Promise<void>>();
   let stopped = true;
-  let pumping = false;
+  let pumping: Promise<void> | undefined;
+  let ticking: Promise<void> | undefined;
   let wakeAgain = false;
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
@@ -72,12 +73,18 @@ export function createWorker(opts: WorkerOptions) {
   }
 
   /** Claims as many due jobs as there are free slots, starts them, and repeats while work keeps coming. */
-  async function pump(): Promise<void> {
+  function pump(): Promise<void> {
     if (pumping) {
       wakeAgain = true;
-      return;
+      return pumping;
     }
-    pumping = true;
+    pumping = pumpLoop().finally(() => {
+      pumping = undefined;
+    });
+    return pumping;
+  }
+
+  async function pumpLoop(): Promise<void> {
     try {
       do {
         wakeAgain = false;
@@ -95,8 +102,6 @@ export function createWorker(opts: WorkerOptions) {
       } while (wakeAgain && !stopped);
     } catch (err) {
       if (!stopped) opts.logger.warn({ err: (err as Error).message }, 'job claim failed');
-    } finally {
-      pumping = false;
     }
   }
 
@@ -114,10 +119,14 @@ export function createWorker(opts: WorkerOptions) {
     }
   }
 
-  async function tick(): Promise<void> {
-    await runPeriodic();
-    await pump();
-    if (!stopped) timer = setTimeout(() => void tick(), opts.intervalMs);
+  function tick(): void {
+    ticking = (async () => {
+      await runPeriodic();
+      await pump();
+    })().finally(() => {
+      ticking = undefined;
+      if (!stopped) timer = setTimeout(tick, opts.intervalMs);
+    });
   }
 
   return {
@@ -126,18 +135,20 @@ export function createWorker(opts: WorkerOptions) {
       if (!stopped) return;
       stopped = false;
       unlisten = await opts.database.listen(JOBS_CHANNEL, () => void pump());
-      void tick();
+      tick();
     },
     /** Pumps now: for callers that know work was just committed (tests, in-process wake-ups). */
     wake(): void {
       if (!stopped) void pump();
     },
-    /** Stops claiming, then waits for the jobs in hand to finish. */
+    /** Stops claiming, then waits for the periodic task, the claim and the jobs in hand to finish. */
     async stop(): Promise<void> {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await unlisten?.();
+      await Promise.allSettled([ticking, pumping]);
       await Promise.allSettled([...running]);
+      await unlisten?.();
+      unlisten = undefined;
     },
   };
 }
