@@ -35,7 +35,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   // JSON bodies keep their raw text for the idempotency fingerprint; an empty body is no body.
   const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  // JSON only: Fastify's built-in text/plain parser would let a string body reach validation.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     request.rawBody = text;
