@@ -5,19 +5,20 @@ import { z } from 'zod';
 
 /** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
 export function parseDurations(text: string): number[] {
-  return text.split(',').map((part) => {
+  return text.split(',').map((part, index) => {
     const m = /^\s*(\d+)\s*(s|m|h)\s*$/.exec(part);
-    if (!m) throw new Error(`"${part.trim()}" is not a duration like 30s, 5m or 1h`);
+    if (!m) throw new Error(`entry ${index + 1} is not a duration like 30s, 5m or 1h`);
     const unit = { s: 1_000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
     return Number(m[1]) * unit;
   });
 }
 
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
-const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/** An empty variable (`PORT=` as compose files write it) counts as unset, like an absent one. */
+const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.preprocess(unsetIfEmpty, z.coerce.number().int().min(min).max(max).optional());
+const bool = z.preprocess(unsetIfEmpty, z.enum(['true', 'false', '1', '0']).optional()).transform((v) => (v === undefined ? undefined : v === 'true' || v === '1'));
 const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(unsetIfEmpty, schema.optional());
 
 /** The environment as Signet reads it. Every variable is documented in README.md. */
 const ZEnv = z.object({
@@ -129,7 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const name = String(issue.path[0] ?? 'environment');
-    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`);
+    // The value is not echoed: it may be a secret or a URL with a password in it.
+    throw new ConfigError(`Invalid configuration: ${name}: ${issue.message}`);
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);

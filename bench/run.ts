@@ -1,0 +1,132 @@
+/**
+ * `npm run bench`: throughput and latency of an authenticated Signet route against a bare Fastify
+ * route measured in the same run on the same machine, plus the idle memory of a fresh server.
+ *
+ *   BENCH_DURATION     seconds per measured scenario (default 10)
+ *   BENCH_CONNECTIONS  concurrent connections (default 20)
+ *   BENCH_WARMUP       seconds of unmeasured load before each scenario (default 2)
+ *   BENCH_DB           pglite | postgres | both (default: postgres when DATABASE_URL is set, else pglite)
+ *   DATABASE_URL       the PostgreSQL server; each scenario uses a fresh schema and drops it after
+ *
+ * Absolute figures depend on the machine; the ratio to the bare route is what to compare across runs.
+ */
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { measureIdleRss, serveCommand } from './idle-rss.js';
+import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
+
+function positiveNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+function dbKinds(databaseUrl: string | undefined): DbKind[] {
+  const wanted = process.env.BENCH_DB || (databaseUrl ? 'postgres' : 'pglite');
+  const kinds: DbKind[] = wanted === 'both' ? ['pglite', 'postgres'] : wanted === 'pglite' || wanted === 'postgres' ? [wanted] : [];
+  if (!kinds.length) throw new Error(`BENCH_DB must be pglite, postgres or both, got "${wanted}"`);
+  if (kinds.includes('postgres') && !databaseUrl) throw new Error(`BENCH_DB=${wanted} needs DATABASE_URL`);
+  return kinds;
+}
+
+type Row = { name: string; rps: number; p50: number; p99: number; requests: number; failures: number };
+
+const duration = positiveNumber('BENCH_DURATION', 10);
+const connections = Math.round(positiveNumber('BENCH_CONNECTIONS', 20));
+const warmup = positiveNumber('BENCH_WARMUP', 2);
+const databaseUrl = process.env.DATABASE_URL || undefined;
+const kinds = dbKinds(databaseUrl);
+
+/**
+ * autocannon runs in a worker thread so the load generator does not share the event loop of the
+ * servers it measures (they live in this process's main thread).
+ */
+async function load(url: string, headers: Record<string, string>, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ url, headers, connections, duration: seconds, workers: 1 });
+}
+
+async function measure(name: string, target: Target, headers: Record<string, string> = {}): Promise<Row> {
+  process.stderr.write(`  ${name}: warming up ${warmup} s, measuring ${duration} s\n`);
+  await load(target.url, headers, warmup);
+  const r = await load(target.url, headers, duration);
+  return {
+    name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    failures: r.non2xx + r.errors + r.timeouts,
+  };
+}
+
+/** autocannon records whole milliseconds; 0 means under one. */
+const ms = (v: number) => (v < 1 ? '<1' : v.toFixed(0));
+
+function printTable(rows: Row[], bare: Row): void {
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx/errors', 'vs bare'];
+  const body = rows.map((r) => [
+    r.name,
+    r.rps.toFixed(0),
+    ms(r.p50),
+    ms(r.p99),
+    String(r.requests),
+    String(r.failures),
+    r === bare ? '1.000' : (r.rps / bare.rps).toFixed(3),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const b of body) console.log(line(b));
+}
+
+async function main(): Promise<void> {
+  console.log(`Signet bench: Node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'CPU'}, ${connections} connections, ${duration} s per scenario`);
+  // Other work on the machine skews every figure; the load average makes that visible in the output.
+  console.log(`Load average before the run: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const rows: Row[] = [];
+
+  const bareTarget = await startBare();
+  let bare: Row;
+  try {
+    bare = await measure('bare Fastify GET /bare', bareTarget);
+    rows.push(bare);
+  } finally {
+    await bareTarget.close();
+  }
+
+  for (const kind of kinds) {
+    const signet = await startSignet(kind, databaseUrl);
+    try {
+      rows.push(await measure(`Signet GET /v1/account (${DB_LABEL[kind]})`, signet, { authorization: `Bearer ${signet.apiKey}` }));
+    } finally {
+      await signet.close();
+    }
+  }
+
+  const rss: string[] = [];
+  for (const kind of kinds) {
+    process.stderr.write(`  idle RSS: starting signet serve on ${DB_LABEL[kind]}\n`);
+    const kb = await measureIdleRss(kind, databaseUrl, 2_000);
+    rss.push(`  ${DB_LABEL[kind].padEnd(10)} ${kb === undefined ? 'n/a (no /proc)' : `${(kb / 1024).toFixed(1)} MiB`}`);
+  }
+
+  console.log('');
+  printTable(rows, bare);
+  console.log('');
+  console.log(`Idle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);
+  for (const line of rss) console.log(line);
+
+  const failed = rows.filter((r) => r.failures > 0);
+  if (failed.length) {
+    console.error(`\nSome responses were not 2xx or failed: ${failed.map((r) => r.name).join(', ')}; the figures above are not comparable.`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { ConfigError, loadConfig, parseDurations } from '../src/config.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..');
+const OPS = 'given-ops-token-0123456789';
+const JWT = 'given-jwt-secret-'.padEnd(40, 'x');
+
+let tmp: string;
+before(() => {
+  tmp = mkdtempSync(path.join(tmpdir(), 'signet-config-'));
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A DATA_DIR that does not exist yet, under the run's temporary directory. */
+let dirs = 0;
+const freshDir = () => path.join(tmp, `data-${++dirs}`, 'nested');
+
+describe('a bad value', () => {
+  const cases: [string, string][] = [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['RATE_LIMIT_MAX', '0'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5x'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1m,,5m'],
+    ['PUBLIC_URL', 'ftp://example.com'],
+    ['LOG_LEVEL', 'loud'],
+    ['WORKER_ENABLED', 'yes'],
+    ['JWT_SECRET', 'short'],
+  ];
+  for (const [name, value] of cases) {
+    test(`${name}=${value} throws ConfigError in one line naming ${name}`, () => {
+      const dataDir = freshDir();
+      assert.throws(
+        () => loadConfig({ DATA_DIR: dataDir, [name]: value }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError, `ConfigError, got ${String(err)}`);
+          assert.ok(!err.message.includes('\n'), `one line: ${JSON.stringify(err.message)}`);
+          assert.match(err.message, new RegExp(`^Invalid configuration: ${name}: `));
+          // The rejected value may be a secret or a URL with a password: it is never echoed.
+          assert.ok(!err.message.includes(value), `value echoed: ${err.message}`);
+          return true;
+        },
+      );
+      // Validation fails before any secret is generated.
+      assert.equal(existsSync(dataDir), false);
+    });
+  }
+});
+
+describe('defaults', () => {
+  test('match DESIGN.md section 5', () => {
+    const c = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT });
+    assert.equal(c.port, 3000);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.publicUrl, 'http://localhost:3000');
+    assert.equal(c.signingUrl, 'http://localhost:3000/sign');
+    assert.equal(c.dashboardUrl, 'http://localhost:3000/dashboard');
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.smtpUrl, undefined);
+    assert.equal(c.s2sKey, undefined);
+    assert.deepEqual(c.webhookRetryScheduleMs, [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]);
+    assert.equal(c.webhookTimeoutMs, 10_000);
+    assert.equal(c.webhookDisableAfter, 50);
+    assert.deepEqual(c.webhookAllowHosts, []);
+    assert.equal(c.schedulerIntervalMs, 5_000);
+    assert.equal(c.maxPdfBytes, 26_214_400);
+    assert.equal(c.rateLimitMax, 600);
+    assert.equal(c.rateLimitWindowMs, 60_000);
+    assert.equal(c.sandboxLimit, 100);
+    assert.equal(c.idempotencyTtlHours, 24);
+    assert.equal(c.envelopeExpiryDays, 30);
+    assert.equal(c.storageExpiryDays, 365);
+    assert.equal(c.workerEnabled, true);
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.trustProxy, false);
+    assert.ok(Object.isFrozen(c));
+  });
+
+  test('DATA_DIR defaults to ./data, resolved against the working directory', () => {
+    // Both secrets are given, so nothing is written to ./data.
+    const c = loadConfig({ OPS_TOKEN: OPS, JWT_SECRET: JWT });
+    assert.equal(c.dataDir, path.resolve('./data'));
+    assert.deepEqual(c.generatedSecrets, []);
+  });
+
+  test('the URLs follow PORT and PUBLIC_URL, without a trailing slash', () => {
+    const byPort = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, PORT: '8080' });
+    assert.equal(byPort.port, 8080);
+    assert.equal(byPort.publicUrl, 'http://localhost:8080');
+    assert.equal(byPort.signingUrl, 'http://localhost:8080/sign');
+
+    const byUrl = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, PUBLIC_URL: 'https://sign.example.com/' });
+    assert.equal(byUrl.publicUrl, 'https://sign.example.com');
+    assert.equal(byUrl.signingUrl, 'https://sign.example.com/sign');
+    assert.equal(byUrl.dashboardUrl, 'https://sign.example.com/dashboard');
+
+    const explicit = loadConfig({
+      DATA_DIR: freshDir(),
+      OPS_TOKEN: OPS,
+      JWT_SECRET: JWT,
+      PUBLIC_URL: 'https://api.example.com',
+      SIGNING_URL: 'https://s.example.com/x/',
+      DASHBOARD_URL: 'https://app.example.com',
+    });
+    assert.equal(explicit.signingUrl, 'https://s.example.com/x');
+    assert.equal(explicit.dashboardUrl, 'https://app.example.com');
+  });
+
+  test('an empty optional variable counts as unset', () => {
+    const c = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, DATABASE_URL: '', PUBLIC_URL: '', S2S_KEY: '' });
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.publicUrl, 'http://localhost:3000');
+    assert.equal(c.s2sKey, undefined);
+  });
+
+  // PORT= (as compose files write an unset variable) must not mean port 0.
+  test('an empty numeric variable counts as unset', () => {
+    const c = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, PORT: '', SANDBOX_LIMIT: '' });
+    assert.equal(c.port, 3000);
+    assert.equal(c.sandboxLimit, 100);
+  });
+
+  test('given values are parsed', () => {
+    const c = loadConfig({
+      DATA_DIR: freshDir(),
+      OPS_TOKEN: OPS,
+      JWT_SECRET: JWT,
+      DATABASE_URL: 'postgresql://u@db:5432/signet',
+      SANDBOX_LIMIT: '0',
+      RATE_LIMIT_MAX: '5',
+      WEBHOOK_ALLOW_HOSTS: ' LocalHost , 127.0.0.1,,',
+      WORKER_ENABLED: '0',
+    });
+    assert.equal(c.databaseUrl, 'postgresql://u@db:5432/signet');
+    assert.equal(c.sandboxLimit, 0);
+    assert.equal(c.rateLimitMax, 5);
+    assert.deepEqual(c.webhookAllowHosts, ['localhost', '127.0.0.1']);
+    assert.equal(c.workerEnabled, false);
+  });
+});
+
+describe('WEBHOOK_RETRY_SCHEDULE', () => {
+  test('the Alt schedule 0s,1m,5m,30m,2h parses', () => {
+    const c = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, WEBHOOK_RETRY_SCHEDULE: '0s,1m,5m,30m,2h' });
+    assert.deepEqual(c.webhookRetryScheduleMs, [0, 60_000, 300_000, 1_800_000, 7_200_000]);
+  });
+
+  test('parseDurations accepts spaces and rejects unknown units', () => {
+    assert.deepEqual(parseDurations(' 30s , 2m,1h '), [30_000, 120_000, 3_600_000]);
+    assert.throws(() => parseDurations('1d'), /entry 1 is not a duration/);
+    assert.throws(() => parseDurations('30s,-1m'), /entry 2 is not a duration/);
+  });
+});
+
+describe('generated secrets', () => {
+  test('a fresh DATA_DIR gets ops-token and jwt-secret with mode 0600, read back on the next start', () => {
+    const dataDir = freshDir();
+    const first = loadConfig({ DATA_DIR: dataDir });
+    const opsFile = path.join(dataDir, 'ops-token');
+    const jwtFile = path.join(dataDir, 'jwt-secret');
+    assert.equal(statSync(opsFile).mode & 0o777, 0o600);
+    assert.equal(statSync(jwtFile).mode & 0o777, 0o600);
+    assert.match(first.opsToken, /^[0-9a-f]{64}$/);
+    assert.match(first.jwtSecret, /^[0-9a-f]{64}$/);
+    assert.notEqual(first.opsToken, first.jwtSecret);
+    assert.equal(readFileSync(opsFile, 'utf8').trim(), first.opsToken);
+    assert.equal(readFileSync(jwtFile, 'utf8').trim(), first.jwtSecret);
+    assert.deepEqual(first.generatedSecrets, [
+      { name: 'OPS_TOKEN', file: opsFile },
+      { name: 'JWT_SECRET', file: jwtFile },
+    ]);
+
+    const second = loadConfig({ DATA_DIR: dataDir });
+    assert.equal(second.opsToken, first.opsToken);
+    assert.equal(second.jwtSecret, first.jwtSecret);
+    assert.deepEqual(second.generatedSecrets, []);
+  });
+
+  test('two fresh data directories get different secrets', () => {
+    const a = loadConfig({ DATA_DIR: freshDir() });
+    const b = loadConfig({ DATA_DIR: freshDir() });
+    assert.notEqual(a.opsToken, b.opsToken);
+    assert.notEqual(a.jwtSecret, b.jwtSecret);
+  });
+
+  test('values given in the environment win over the files and leave them alone', () => {
+    const dataDir = freshDir();
+    const stored = loadConfig({ DATA_DIR: dataDir });
+    const given = loadConfig({ DATA_DIR: dataDir, OPS_TOKEN: OPS, JWT_SECRET: JWT });
+    assert.equal(given.opsToken, OPS);
+    assert.equal(given.jwtSecret, JWT);
+    assert.deepEqual(given.generatedSecrets, []);
+    assert.equal(readFileSync(path.join(dataDir, 'ops-token'), 'utf8').trim(), stored.opsToken);
+    assert.equal(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim(), stored.jwtSecret);
+  });
+
+  test('given values write no files', () => {
+    const dataDir = freshDir();
+    loadConfig({ DATA_DIR: dataDir, OPS_TOKEN: OPS, JWT_SECRET: JWT });
+    assert.equal(existsSync(path.join(dataDir, 'ops-token')), false);
+    assert.equal(existsSync(path.join(dataDir, 'jwt-secret')), false);
+  });
+});
+
+describe('signet serve', () => {
+  test('with PORT=abc exits non-zero printing one line naming PORT', async () => {
+    const dataDir = freshDir();
+    const err = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: 'abc', DATA_DIR: dataDir },
+      timeout: 30_000,
+    }).then(
+      () => assert.fail('serve started with PORT=abc'),
+      (e: { code?: number; stdout: string; stderr: string }) => e,
+    );
+    assert.equal(typeof err.code, 'number');
+    assert.notEqual(err.code, 0);
+    const lines = err.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, err.stderr);
+    assert.match(lines[0], /^Invalid configuration: PORT: /);
+    assert.equal(err.stdout, '');
+    assert.equal(existsSync(dataDir), false);
+  });
+});
