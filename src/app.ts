@@ -81,7 +81,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   await app.register(fastifyHelmet, { global: true });
   registerAuth(app, {
-    resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts })],
+    resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache })],
     opsToken: config.opsToken,
     s2sKey: config.s2sKey,
   });
@@ -106,7 +106,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account }));
-  await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation }));
+  await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 
   return app;
 }

@@ -63,6 +63,7 @@ const ZEnv = z.object({
   SANDBOX_LIMIT: int(0).default(100),
   IDEMPOTENCY_TTL_HOURS: int(1, 24 * 30).default(24),
   IDEMPOTENCY_LEASE_MS: int(100, 3_600_000).default(60_000),
+  AUTH_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   ENVELOPE_EXPIRY_DAYS: int(1, 3650).default(30),
   STORAGE_EXPIRY_DAYS: int(1, 3650).default(365),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -98,6 +99,7 @@ export type Config = Readonly<{
   sandboxLimit: number;
   idempotencyTtlHours: number;
   idempotencyLeaseMs: number;
+  authCacheTtlMs: number;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
   logLevel: string;
@@ -166,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxLimit: e.SANDBOX_LIMIT,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     envelopeExpiryDays: e.ENVELOPE_EXPIRY_DAYS,
     storageExpiryDays: e.STORAGE_EXPIRY_DAYS,
     logLevel: e.LOG_LEVEL,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
+import { API_KEYS_CHANNEL, createApiKeyCache } from './http/api-key-cache.js';
 import { createIdempotencyRepo } from './http/idempotency.repo.js';
 import { createMutationRunner } from './http/idempotency.js';
 import { purgeTasks } from './jobs/definitions/purge.js';
@@ -40,6 +41,9 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     ops: createOpsService({ accounts: repos.accounts, billing, audit, auditRepo: repos.audit, sandboxLimit: config.sandboxLimit }),
   };
 
+  const apiKeyCache = createApiKeyCache({ ttlMs: config.authCacheTtlMs });
+  const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash));
+
   const worker = createWorker({
     database,
     jobs: [...(overrides.jobs ?? [])],
@@ -59,9 +63,11 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     services,
     worker,
     version: VERSION,
+    apiKeyCache,
     commitMutation: createMutationRunner({ db, repo: repos.idempotency }),
     async close(): Promise<void> {
       await worker.stop();
+      await stopKeyEvictions();
       await database.close();
     },
   };

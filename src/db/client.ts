@@ -19,7 +19,7 @@ export interface Database {
   /** Throws when the database does not answer. */
   ping(): Promise<void>;
   /** Subscribes to NOTIFY on a channel; returns the unsubscribe function. */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
   /** Drops the per-run schema (tests on PostgreSQL); absent otherwise. */
   dropSchema?: () => Promise<void>;
@@ -109,7 +109,7 @@ async function openPostgres(url: string, poolSize: number, schemaName?: string):
       client.on('error', () => {});
       await client.connect();
       client.on('notification', (msg) => {
-        if (msg.channel === channel) onNotify();
+        if (msg.channel === channel) onNotify(msg.payload ?? '');
       });
       await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
       listeners.push(client);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountRepo } from '../modules/account/account.repo.js';
 import type { Db } from '../db/client.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
+import type { ApiKeyCache } from './api-key-cache.js';
 import type { Actor, OperatorContext, RequestContext } from './context.js';
 import { AppError } from './errors.js';
 
@@ -25,13 +26,18 @@ export const API_KEY_PATTERN = /^svc_(live|test)_[0-9a-f]{32}$/;
  */
 export type ActorResolver = (request: FastifyRequest, bearer: string | undefined) => Promise<Actor | undefined>;
 
-export function apiKeyResolver(deps: { db: Db; accounts: AccountRepo }): ActorResolver {
+export function apiKeyResolver(deps: { db: Db; accounts: AccountRepo; cache: ApiKeyCache }): ActorResolver {
   return async (_request, bearer) => {
     if (!bearer?.startsWith('svc_')) return undefined;
     if (!API_KEY_PATTERN.test(bearer)) throw new AppError('TOKEN_INVALID', 'The API key is malformed');
-    const key = await deps.accounts.findActiveKeyByHash(deps.db, sha256Hex(bearer));
+    const keyHash = sha256Hex(bearer);
+    const cached = deps.cache.get(keyHash);
+    if (cached) return cached;
+    const key = await deps.accounts.findActiveKeyByHash(deps.db, keyHash);
     if (!key) throw new AppError('UNAUTHORIZED', 'The API key is unknown or revoked');
-    return { customerId: key.customerId, mode: key.mode, via: 'api_key', keyId: key.id };
+    const actor: Actor = { customerId: key.customerId, mode: key.mode, via: 'api_key', keyId: key.id, keyPrefix: key.prefix };
+    deps.cache.set(keyHash, actor);
+    return actor;
   };
 }
 

@@ -4,8 +4,9 @@ export type Actor = Readonly<{
   /** Test-mode callers see only test-mode data and are never charged. */
   mode: 'live' | 'test';
   via: 'api_key' | 'wallet_jwt' | 'x402' | 'session';
-  /** The API key's id when via is api_key. */
+  /** The API key's id and display prefix when via is api_key. */
   keyId: string | null;
+  keyPrefix?: string;
   walletAddress?: string;
 }>;
 

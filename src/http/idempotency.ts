@@ -107,7 +107,13 @@ declare module 'fastify' {
 
 const lower = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
 
-export type MutationResult = { status: number; body: unknown; headers?: Record<string, string> };
+export type MutationResult = {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** In-process effects that must wait for the commit (e.g. evicting a cache entry). */
+  afterCommit?: () => void;
+};
 
 /**
  * Runs a state change in one transaction, and when the request holds an idempotency reservation,
@@ -117,8 +123,10 @@ export type MutationResult = { status: number; body: unknown; headers?: Record<s
 export function createMutationRunner(deps: { db: Db; repo: IdempotencyRepo }) {
   return async function commitMutation(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<MutationResult>): Promise<FastifyReply> {
     const reservation = request.idempotency;
+    let afterCommit: (() => void) | undefined;
     const { status, body, headers } = await deps.db.transaction(async (tx) => {
       const result = await work(tx);
+      afterCommit = result.afterCommit;
       const payload = result.status === 204 ? '' : JSON.stringify(result.body);
       const stored: StoredResponse = {
         status: result.status,
@@ -131,6 +139,7 @@ export function createMutationRunner(deps: { db: Db; repo: IdempotencyRepo }) {
       return stored;
     });
     request.idempotency = undefined;
+    afterCommit?.();
     reply.code(status);
     for (const [k, v] of Object.entries(headers)) if (REPLAYED_HEADERS.includes(k) || k.startsWith('x-')) reply.header(k, v);
     return reply.send(body);

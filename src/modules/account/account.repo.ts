@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { apiKeys, customers } from '../../db/schema/index.js';
+import { API_KEYS_CHANNEL } from '../../http/api-key-cache.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -23,16 +24,11 @@ export function createAccountRepo() {
     },
 
     /** The auth hot path: one indexed lookup by hash. */
-    async findActiveKeyByHash(tx: DbOrTx, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'customerId' | 'mode'> | undefined> {
+    async findActiveKeyByHash(tx: DbOrTx, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'customerId' | 'mode' | 'prefix'> | undefined> {
       const [row] = await tx
-        .select({ id: apiKeys.id, customerId: apiKeys.customerId, mode: apiKeys.mode })
+        .select({ id: apiKeys.id, customerId: apiKeys.customerId, mode: apiKeys.mode, prefix: apiKeys.prefix })
         .from(apiKeys)
         .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)));
-      return row;
-    },
-
-    async findKey(tx: DbOrTx, customerId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-      const [row] = await tx.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.customerId, customerId)));
       return row;
     },
 
@@ -46,6 +42,7 @@ export function createAccountRepo() {
         .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
         .where(and(eq(apiKeys.id, keyId), eq(apiKeys.customerId, customerId)))
         .returning();
+      if (row) await tx.execute(sql`SELECT pg_notify(${API_KEYS_CHANNEL}, ${row.keyHash})`);
       return row;
     },
   };

@@ -10,16 +10,13 @@ import type { TAccount, TUsageEntry } from './account.schemas.js';
 export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo }) {
   return {
     async getAccount(db: DbOrTx, actor: Actor): Promise<TAccount> {
-      const [customer, key] = await Promise.all([
-        deps.accounts.findCustomer(db, actor.customerId),
-        actor.keyId ? deps.accounts.findKey(db, actor.customerId, actor.keyId) : undefined,
-      ]);
+      const customer = await deps.accounts.findCustomer(db, actor.customerId);
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
       return {
         accountId: customer.id,
         email: customer.email,
         name: customer.name,
-        apiKeyPrefix: key?.prefix ?? null,
+        apiKeyPrefix: actor.keyPrefix ?? null,
         mode: actor.mode,
         creditsCents: microsToCents(customer.balanceMicros),
         creditsFormatted: formatDollars(customer.balanceMicros),

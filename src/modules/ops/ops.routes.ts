@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Db } from '../../db/client.js';
+import type { ApiKeyCache } from '../../http/api-key-cache.js';
 import type { OperatorContext } from '../../http/context.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import { ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
@@ -8,7 +9,7 @@ import { ZAddCredits, ZAuditQuery, ZCreateApiKey, ZCreateCustomer, ZIdParam, ZKe
 import type { OpsService } from './ops.service.js';
 
 /** The operator API: OPS_TOKEN bearer or a sibling product's X-S2S-Key. Not in the customer OpenAPI. */
-export function opsRoutes(deps: { db: Db; ops: OpsService; commitMutation: CommitMutation }) {
+export function opsRoutes(deps: { db: Db; ops: OpsService; commitMutation: CommitMutation; apiKeyCache: ApiKeyCache }) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const config = { auth: 'operator' as const };
@@ -33,10 +34,11 @@ export function opsRoutes(deps: { db: Db; ops: OpsService; commitMutation: Commi
     );
 
     r.delete('/ops/customers/:id/api-keys/:keyId', { config, schema: { hide: true, params: ZKeyParam } }, (request, reply) =>
-      commitMutation(request, reply, async (tx) => ({
-        status: 200,
-        body: await ops.revokeApiKey(tx, op(request), request.params.id, request.params.keyId),
-      })),
+      commitMutation(request, reply, async (tx) => {
+        const { keyHash, body } = await ops.revokeApiKey(tx, op(request), request.params.id, request.params.keyId);
+        // Other nodes evict on the NOTIFY the revocation committed; this one at once.
+        return { status: 200, body, afterCommit: () => deps.apiKeyCache.evict(keyHash) };
+      }),
     );
 
     r.get('/ops/audit', { config, schema: { hide: true, querystring: ZPagingQuery.extend(ZAuditQuery.shape) } }, async (request) => {

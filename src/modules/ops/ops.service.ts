@@ -79,7 +79,7 @@ export function createOpsService(deps: {
       const row = await accounts.revokeKey(tx, customerId, keyId);
       if (!row) throw new AppError('API_KEY_NOT_FOUND', 'No such API key for this customer');
       await audit.operator(tx, ctx, { customerId, action: 'api_key.revoke', resourceType: 'api_key', resourceId: keyId });
-      return { keyId: row.id, prefix: row.prefix, revokedAt: row.revokedAt!.toISOString() };
+      return { keyHash: row.keyHash, body: { keyId: row.id, prefix: row.prefix, revokedAt: row.revokedAt!.toISOString() } };
     },
 
     async listAudit(db: DbOrTx, filter: { customerId?: string }, paging: Paging) {
