@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { after, test } from 'node:test';
+import { FIXTURE_PATH } from './fixtures/billable-route.js';
+import { OPS_TOKEN, S2S_KEY } from './harness.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SERVER = path.join(ROOT, 'test', 'fixtures', 'crash-server.ts');
+const DATABASE_URL = process.env.DATABASE_URL;
+const START_TIMEOUT_MS = 30_000;
+
+type Child = {
+  proc: ChildProcess;
+  base: string;
+  output: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+};
+
+const children: Child[] = [];
+const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-crash-'));
+const schema = DATABASE_URL ? `t_crash_${randomBytes(6).toString('hex')}` : undefined;
+
+after(async () => {
+  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  await Promise.all(children.map((c) => c.exited));
+  if (DATABASE_URL && schema) {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    } finally {
+      await client.end();
+    }
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Starts crash-server.ts on the shared data (PGlite directory, or PostgreSQL schema) and waits until it listens. */
+async function startChild(extraEnv: Record<string, string> = {}): Promise<Child> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  delete env.DATABASE_URL;
+  Object.assign(env, {
+    DATA_DIR: dataDir,
+    OPS_TOKEN,
+    S2S_KEY,
+    JWT_SECRET: 'j'.repeat(64),
+    LOG_LEVEL: 'warn',
+    WORKER_ENABLED: 'false',
+    PUBLIC_URL: 'http://signet.test',
+    IDEMPOTENCY_LEASE_MS: '500',
+    ...(DATABASE_URL ? { DATABASE_URL, CRASH_SCHEMA: schema } : {}),
+    ...extraEnv,
+  });
+  const proc = spawn(process.execPath, ['--import', 'tsx', SERVER], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const waiters = new Set<{ match: (line: string) => boolean; resolve: (line: string) => void }>();
+  const onLine = (line: string) => {
+    output.push(line);
+    for (const w of waiters) if (w.match(line)) (waiters.delete(w), w.resolve(line));
+  };
+  createInterface({ input: proc.stdout! }).on('line', onLine);
+  createInterface({ input: proc.stderr! }).on('line', (line) => output.push(`[stderr] ${line}`));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+
+  const waitForLine = (match: (line: string) => boolean, timeoutMs = START_TIMEOUT_MS) =>
+    new Promise<string>((resolve, reject) => {
+      const found = output.find(match);
+      if (found) return resolve(found);
+      const timer = setTimeout(() => reject(new Error(`timed out; child output:\n${output.join('\n')}`)), timeoutMs);
+      const w = {
+        match,
+        resolve: (line: string) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      };
+      waiters.add(w);
+      void exited.then(({ code, signal }) => {
+        if (!waiters.delete(w)) return;
+        clearTimeout(timer);
+        reject(new Error(`child exited (code ${code}, signal ${signal}); output:\n${output.join('\n')}`));
+      });
+    });
+
+  const child: Child = { proc, base: '', output, exited, waitForLine };
+  children.push(child);
+  const listening = await waitForLine((l) => /^LISTENING \d+$/.test(l));
+  child.base = `http://127.0.0.1:${listening.split(' ')[1]}`;
+  return child;
+}
+
+type Reply = { status: number; headers: Headers; text: string; json: () => any };
+
+async function call(child: Child, method: string, url: string, opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<Reply> {
+  const res = await fetch(child.base + url, {
+    method,
+    headers: { ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+async function ledger(child: Child, apiKey: string) {
+  const res = await call(child, 'GET', '/v1/account/usage?limit=100', { headers: auth(apiKey) });
+  assert.equal(res.status, 200, res.text);
+  return res.json() as { total: number; data: { id: string; direction: string; amountMicros: number; envelopeTitle: string | null }[] };
+}
+
+async function fixtureAudit(child: Child, customerId: string) {
+  const res = await call(child, 'GET', `/ops/audit?customerId=${customerId}&limit=100`, { headers: auth(OPS_TOKEN) });
+  assert.equal(res.status, 200, res.text);
+  return (res.json().data as { action: string; resourceId: string | null }[]).filter((r) => r.action === 'fixture.create');
+}
+
+async function balance(child: Child, apiKey: string): Promise<number> {
+  const res = await call(child, 'GET', '/v1/account', { headers: auth(apiKey) });
+  assert.equal(res.status, 200, res.text);
+  return res.json().balanceMicros;
+}
+
+test('SIGKILL in the middle of a billable request leaves neither a debit nor its resource; the retry succeeds once', { timeout: 120_000 }, async () => {
+  const first = await startChild({ CRASH_ONCE: '1' });
+  const created = await call(first, 'POST', '/ops/customers', {
+    headers: auth(OPS_TOKEN),
+    body: { email: 'crash@example.com', name: 'Crash Test', creditCents: 100 },
+  });
+  assert.equal(created.status, 201, created.text);
+  const { customerId, apiKey } = created.json() as { customerId: string; apiKey: string };
+  assert.equal(await balance(first, apiKey), 1_000_000);
+
+  const request = { headers: { ...auth(apiKey), 'idempotency-key': 'crash-key-1' }, body: { title: 'crash' } };
+  const inflight = call(first, 'POST', FIXTURE_PATH, request).then(
+    (r) => ({ ok: true as const, r }),
+    (err: Error) => ({ ok: false as const, err }),
+  );
+  // The charge and the audit row are written; the transaction is still open when the process dies.
+  await first.waitForLine((l) => l === 'CHARGED', 15_000);
+  first.proc.kill('SIGKILL');
+  const gone = await first.exited;
+  assert.equal(gone.signal, 'SIGKILL');
+  const outcome = await inflight;
+  assert.equal(outcome.ok, false, 'the client of the killed process gets no answer');
+
+  const second = await startChild();
+  // Nothing of the request committed: no debit, no resource.
+  assert.equal(await balance(second, apiKey), 1_000_000);
+  const afterCrash = await ledger(second, apiKey);
+  assert.equal(afterCrash.total, 1);
+  assert.deepEqual(afterCrash.data.map((e) => e.direction), ['credit']);
+  assert.deepEqual(await fixtureAudit(second, customerId), []);
+
+  // The reservation did commit (in its own short transaction) and still guards the key's fingerprint.
+  const reused = await call(second, 'POST', FIXTURE_PATH, { ...request, body: { title: 'not-crash' } });
+  assert.equal(reused.status, 422, reused.text);
+  assert.equal(reused.json().code, 'IDEMPOTENCY_KEY_REUSED');
+
+  // The same request again: once the dead holder's lease (500 ms) lapses, it runs and commits once.
+  let retry = await call(second, 'POST', FIXTURE_PATH, request);
+  for (let i = 0; retry.status === 409 && i < 50; i++) {
+    assert.equal(retry.json().code, 'IDEMPOTENCY_KEY_IN_USE');
+    await new Promise((r) => setTimeout(r, 100));
+    retry = await call(second, 'POST', FIXTURE_PATH, request);
+  }
+  assert.equal(retry.status, 201, retry.text);
+  assert.equal(retry.headers.get('idempotent-replayed'), null);
+  const body = retry.json();
+  assert.equal(body.title, 'crash');
+  assert.equal(body.charged, true);
+
+  assert.equal(await balance(second, apiKey), 900_000);
+  const afterRetry = await ledger(second, apiKey);
+  const debits = afterRetry.data.filter((e) => e.direction === 'debit');
+  assert.equal(debits.length, 1);
+  assert.equal(debits[0].id, body.ledgerEntryId);
+  assert.equal(debits[0].amountMicros, 100_000);
+  assert.equal(debits[0].envelopeTitle, 'crash');
+  assert.deepEqual((await fixtureAudit(second, customerId)).map((r) => r.resourceId), ['crash']);
+
+  // A further retry is a replay of the stored answer, byte for byte.
+  const replay = await call(second, 'POST', FIXTURE_PATH, request);
+  assert.equal(replay.status, 201);
+  assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+  assert.equal(replay.text, retry.text);
+  assert.equal((await ledger(second, apiKey)).data.filter((e) => e.direction === 'debit').length, 1);
+  assert.equal(await balance(second, apiKey), 900_000);
+
+  second.proc.kill('SIGTERM');
+  assert.deepEqual(await second.exited, { code: 0, signal: null });
+});
