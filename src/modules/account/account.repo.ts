@@ -7,6 +7,19 @@ export type CustomerRow = typeof customers.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 export function createAccountRepo() {
+  // The per-request reads are prepared once per executor: drizzle then skips building the SQL and
+  // PostgreSQL skips planning it, which is most of their cost on the hot path.
+  const findCustomerStmt = preparedPer((tx) =>
+    tx.select().from(customers).where(eq(customers.id, sql.placeholder('id'))).prepare('account_find_customer'),
+  );
+  const findKeyStmt = preparedPer((tx) =>
+    tx
+      .select({ id: apiKeys.id, customerId: apiKeys.customerId, mode: apiKeys.mode, prefix: apiKeys.prefix })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, sql.placeholder('keyHash')), isNull(apiKeys.revokedAt)))
+      .prepare('account_find_active_key'),
+  );
+
   return {
     async insertCustomer(tx: DbOrTx, input: { email: string; name: string; sandboxLimit: number }): Promise<CustomerRow> {
       const [row] = await tx.insert(customers).values(input).returning();
@@ -14,7 +27,7 @@ export function createAccountRepo() {
     },
 
     async findCustomer(tx: DbOrTx, customerId: string): Promise<CustomerRow | undefined> {
-      const [row] = await tx.select().from(customers).where(eq(customers.id, customerId));
+      const [row] = await findCustomerStmt(tx).execute({ id: customerId });
       return row;
     },
 
@@ -25,10 +38,7 @@ export function createAccountRepo() {
 
     /** The auth hot path: one indexed lookup by hash. */
     async findActiveKeyByHash(tx: DbOrTx, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'customerId' | 'mode' | 'prefix'> | undefined> {
-      const [row] = await tx
-        .select({ id: apiKeys.id, customerId: apiKeys.customerId, mode: apiKeys.mode, prefix: apiKeys.prefix })
-        .from(apiKeys)
-        .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)));
+      const [row] = await findKeyStmt(tx).execute({ keyHash });
       return row;
     },
 
@@ -49,3 +59,13 @@ export function createAccountRepo() {
 }
 
 export type AccountRepo = ReturnType<typeof createAccountRepo>;
+
+/** Memoizes a prepared statement per executor (the pool, or a transaction while it lives). */
+function preparedPer<T>(build: (tx: DbOrTx) => T): (tx: DbOrTx) => T {
+  const cache = new WeakMap<DbOrTx, T>();
+  return (tx) => {
+    let stmt = cache.get(tx);
+    if (!stmt) cache.set(tx, (stmt = build(tx)));
+    return stmt;
+  };
+}
