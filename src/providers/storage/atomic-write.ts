@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Temporary files of atomic writes start with this; blob keys and outbox names never do. */
+export const TEMP_PREFIX = '.tmp-';
+
+/**
+ * Writes `bytes` to `file` so that no reader ever sees a partial file, and so that once this resolves
+ * the data survives a crash: write a temporary file in the same directory (rename is atomic only
+ * within one file system), fsync it, rename it over the target, fsync the directory to persist the rename.
+ */
+export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  const temp = path.join(dir, `${TEMP_PREFIX}${path.basename(file)}-${randomBytes(8).toString('hex')}`);
+  try {
+    const handle = await open(temp, 'wx', 0o600);
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  const dirHandle = await open(dir, 'r');
+  try {
+    await dirHandle.sync();
+  } finally {
+    await dirHandle.close();
+  }
+}

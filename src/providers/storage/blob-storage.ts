@@ -1,0 +1,45 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * Where Signet keeps document bytes (uploaded and signed PDFs). Keys are opaque slash-separated paths
+ * chosen by our code (e.g. `envelopes/<id>/original.pdf`); the shape is S3's, so an S3 adapter can
+ * implement this interface without changing any caller.
+ */
+export interface BlobStorage {
+  /** Stores the bytes under the key, replacing any previous value; readers see the old or the new bytes, never a mix. */
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** The bytes under the key, or undefined when there are none. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /** The bytes as a stream (for large downloads), or undefined when there are none. */
+  getStream(key: string): Promise<Readable | undefined>;
+  /** Removes the key; removing a key that does not exist is not an error (jobs may run twice). */
+  delete(key: string): Promise<void>;
+}
+
+export class InvalidBlobKeyError extends Error {
+  constructor(key: string, reason: string) {
+    super(`Invalid blob key ${JSON.stringify(key.slice(0, 200))}: ${reason}`);
+    this.name = 'InvalidBlobKeyError';
+  }
+}
+
+/** S3's limit on key length, so a key valid here stays valid there. */
+const MAX_KEY_LENGTH = 1024;
+const SEGMENT = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * Refuses any key that could escape the storage root or that a file system or S3 treats specially.
+ * Security invariant: a valid key maps to a path strictly inside the root. Segments must not start
+ * with '.', which rules out '.' and '..', hidden files, and the '.tmp-' files of atomic writes.
+ */
+export function assertBlobKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidBlobKeyError(String(key), 'empty');
+  if (key.length > MAX_KEY_LENGTH) throw new InvalidBlobKeyError(key, `longer than ${MAX_KEY_LENGTH} characters`);
+  if (key.startsWith('/')) throw new InvalidBlobKeyError(key, 'starts with /');
+  if (key.includes('..')) throw new InvalidBlobKeyError(key, 'contains ..');
+  for (const segment of key.split('/')) {
+    if (segment === '') throw new InvalidBlobKeyError(key, 'has an empty path segment');
+    if (!SEGMENT.test(segment)) throw new InvalidBlobKeyError(key, 'only A-Z a-z 0-9 / _ . - are allowed');
+    if (segment.startsWith('.')) throw new InvalidBlobKeyError(key, 'a path segment starts with .');
+  }
+}
