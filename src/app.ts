@@ -7,11 +7,16 @@ import FindMyWay from 'find-my-way';
 import type { Container } from './container.js';
 import { apiKeyResolver, registerAuth } from './http/auth.js';
 import { AppError, errorBody, toAppError } from './http/errors.js';
+import { registerMultipart } from './http/multipart.js';
+import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
+import { envelopesRoutes } from './modules/envelopes/envelopes.routes.js';
+import { opsEnvelopeRoutes } from './modules/ops/ops-envelopes.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
+import { signingRoutes } from './modules/signing/signing.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -39,7 +44,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
-    request.rawBody = text;
+    request.bodyHash = sha256Hex(text);
     if (text.trim() === '') return done(null, undefined);
     defaultJson(request, text, (err, parsed) => (err ? done(new AppError('INVALID_JSON', 'The request body is not valid JSON'), undefined) : done(null, parsed)));
   });
@@ -48,16 +53,22 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
     const text = (body as string).trim();
     if (!text.startsWith('{')) return done(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send JSON with Content-Type: application/json'), undefined);
-    request.rawBody = text;
+    request.bodyHash = sha256Hex(text);
     defaultJson(request, text, (err, parsed) => (err ? done(new AppError('INVALID_JSON', 'The request body is not valid JSON'), undefined) : done(null, parsed)));
   });
+
+  // Room for the payload part and the multipart framing around the PDFs.
+  registerMultipart(app, { bodyLimit: config.maxPdfBytes + 1024 * 1024 });
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
 
   app.setErrorHandler(async (err, request, reply) => {
-    const appErr = toAppError(err);
+    let appErr = toAppError(err);
+    if (appErr.code === 'PAYLOAD_TOO_LARGE' && request.headers['content-type']?.startsWith('multipart/form-data')) {
+      appErr = new AppError('PDF_TOO_LARGE', `The upload exceeds the ${config.maxPdfBytes}-byte limit`, { maxBytes: config.maxPdfBytes });
+    }
     if (appErr.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error');
     else if (appErr.status >= 500) request.log.warn({ err, code: appErr.code }, 'upstream error');
     const body = JSON.stringify(errorBody(appErr, request.id));
@@ -106,6 +117,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account }));
+  await app.register(
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, prepareDocument: c.prepareDocument, maxPdfBytes: config.maxPdfBytes }),
+  );
+  await app.register(signingRoutes({ signing: c.signing }));
+  await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, audit: c.services.audit, commitMutation: c.commitMutation }));
   await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 
   return app;

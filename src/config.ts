@@ -66,6 +66,11 @@ const ZEnv = z.object({
   AUTH_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   ENVELOPE_EXPIRY_DAYS: int(1, 3650).default(30),
   STORAGE_EXPIRY_DAYS: int(1, 3650).default(365),
+  SIGNING_CERT_P12_PATH: optional(z.string()),
+  SIGNING_CERT_PASSPHRASE: optional(z.string()),
+  SIGNING_TSA_URL: optional(url),
+  PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
+  PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: bool.default(false),
 });
@@ -102,6 +107,11 @@ export type Config = Readonly<{
   authCacheTtlMs: number;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
+  signingCertP12Path: string | undefined;
+  signingCertPassphrase: string | undefined;
+  signingTsaUrl: string | undefined;
+  pdfParseTimeoutMs: number;
+  pdfParseMaxMemoryMb: number;
   logLevel: string;
   trustProxy: boolean;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
@@ -171,6 +181,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     envelopeExpiryDays: e.ENVELOPE_EXPIRY_DAYS,
     storageExpiryDays: e.STORAGE_EXPIRY_DAYS,
+    signingCertP12Path: e.SIGNING_CERT_P12_PATH,
+    signingCertPassphrase: e.SIGNING_CERT_PASSPHRASE,
+    signingTsaUrl: e.SIGNING_TSA_URL,
+    pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
+    pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     generatedSecrets: Object.freeze(generated),

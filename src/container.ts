@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
@@ -14,10 +15,26 @@ import { createAuditService } from './modules/audit/audit.service.js';
 import { createBillingRepo } from './modules/billing/billing.repo.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { createOpsService } from './modules/ops/ops.service.js';
+import { createLocalEngine } from './engine/local/local-engine.js';
+import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
+import { createNotifier } from './engine/local/notifications.js';
+import { createRecipientActions } from './engine/local/recipient-actions.js';
+import { sealJob } from './engine/local/seal-job.js';
+import { createTokenDeriver } from './engine/local/tokens.js';
+import { distributeJob, envelopePeriodicTasks, refundJob, sendEmailJob } from './jobs/definitions/envelope-jobs.js';
+import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
+import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
+import { createSigningService } from './modules/signing/signing.service.js';
+import { prepareDocument } from './pdf/prepare.js';
+import { sealDocument } from './pdf/seal.js';
+import type { PreparedDocument } from './pdf/types.js';
+import { loadSigner } from './providers/certs/signer.js';
+import { createEmailProvider, createOutboxEmail, type EmailProvider } from './providers/email/index.js';
+import { createLocalStorage, type BlobStorage } from './providers/storage/index.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
-export type ContainerOverrides = { database?: Database; logger?: Logger; jobs?: JobDefinition[] };
+export type ContainerOverrides = { database?: Database; logger?: Logger; jobs?: JobDefinition[]; email?: EmailProvider; storage?: BlobStorage };
 
 /** The composition root: the only place that knows every concrete implementation. */
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
@@ -41,13 +58,56 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     ops: createOpsService({ accounts: repos.accounts, billing, audit, auditRepo: repos.audit, sandboxLimit: config.sandboxLimit }),
   };
 
+  // Envelopes and the built-in signing engine.
+  const storage = overrides.storage ?? createLocalStorage(path.join(config.dataDir, 'blobs'));
+  const outboxDir = path.join(config.dataDir, 'outbox');
+  const email = overrides.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir });
+  const outbox = createOutboxEmail(outboxDir, config.mailFrom);
+  const notifier = createNotifier();
+  const tokens = createTokenDeriver(config.jwtSecret);
+  const localRepo = createLocalEngineRepo();
+  const local = createLocalEngine({ repo: localRepo, storage, tokens, notifier, signingUrl: config.signingUrl });
+  const envelopesRepo = createEnvelopesRepo();
+  const envelopes = createEnvelopesService({
+    repo: envelopesRepo,
+    engine: local.engine,
+    billing,
+    audit,
+    signingUrlOf: (engineRecipientId) => local.linkOf(Number(engineRecipientId)),
+    envelopeExpiryDays: config.envelopeExpiryDays,
+    storageExpiryDays: config.storageExpiryDays,
+  });
+  const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
+  const signing = createSigningService({ db, actions, local, envelopesRepo, envelopes, storage });
+  // The sealing certificate is loaded once, on first use, and reused.
+  let signer: ReturnType<typeof loadSigner> | undefined;
+  const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
+  const prepare = (parts: Uint8Array[]): Promise<PreparedDocument> => prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb });
+
   const apiKeyCache = createApiKeyCache({ ttlMs: config.authCacheTtlMs });
   const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash));
 
   const worker = createWorker({
     database,
-    jobs: [...(overrides.jobs ?? [])],
-    periodic: purgeTasks({ idempotency: repos.idempotency }),
+    jobs: [
+      distributeJob({ db, envelopes }),
+      sendEmailJob({ email, outbox, storage }),
+      refundJob({ db, envelopes }),
+      sealJob({
+        db,
+        repo: localRepo,
+        storage,
+        notifier,
+        seal: async (input) => sealDocument({ ...input, signer: (await getSigner()).signer, tsaUrl: config.signingTsaUrl }),
+        envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
+        lockEnvelope: async (tx, engineEnvelopeId) => {
+          const envelope = await envelopesRepo.findByEngineId(tx, engineEnvelopeId, true);
+          return envelope ? async () => void (await envelopes.syncFromEngine(tx, envelope)) : undefined;
+        },
+      }),
+      ...(overrides.jobs ?? []),
+    ],
+    periodic: [...purgeTasks({ idempotency: repos.idempotency }), ...envelopePeriodicTasks({ envelopes })],
     concurrency: config.workerConcurrency,
     leaseMs: config.jobLeaseMs,
     intervalMs: config.schedulerIntervalMs,
@@ -64,10 +124,19 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     worker,
     version: VERSION,
     apiKeyCache,
+    storage,
+    email,
+    local,
+    envelopesRepo,
+    envelopes,
+    signing,
+    getSigner,
+    prepareDocument: prepare,
     commitMutation: createMutationRunner({ db, repo: repos.idempotency }),
     async close(): Promise<void> {
       await worker.stop();
       await stopKeyEvictions();
+      await email.close();
       await database.close();
     },
   };

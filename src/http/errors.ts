@@ -56,6 +56,11 @@ export const ERROR_CODES = {
   INVALID_FIELD_ID: [400, 'The field id is not a valid identifier.'],
   DELETE_FAILED: [502, 'The signing engine refused the field delete.'],
   SEND_FAILED: [502, 'The send failed at the signing engine.'],
+  // Recipient signing (/sign/{token})
+  SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
+  NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
+  ALREADY_ACTED: [409, 'This recipient has already signed, approved or declined.'],
+  ENVELOPE_NOT_ACTIVE: [410, 'The envelope is completed, cancelled, expired or rejected; nothing more can be signed.'],
   // Templates
   TEMPLATE_NOT_FOUND: [404, 'No such template owned by the caller.'],
   INVALID_TEMPLATE_ID: [400, 'The template id is not a UUID.'],

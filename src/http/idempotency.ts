@@ -14,8 +14,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotency?: Reservation;
-    /** The raw JSON body, kept for the idempotency fingerprint. */
-    rawBody?: string;
+    /** SHA-256 of the raw body (JSON or multipart), for the idempotency fingerprint. */
+    bodyHash?: string;
   }
 }
 
@@ -47,7 +47,7 @@ export function registerIdempotency(app: FastifyInstance, opts: Options): void {
       throw new AppError('IDEMPOTENCY_KEY_INVALID', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     }
     const scope: IdempotencyScope = { customerId: request.actor.customerId, mode: request.actor.mode, key };
-    const fingerprint = sha256Hex(`${request.method} ${request.url}\n${sha256Hex(request.rawBody ?? '')}`);
+    const fingerprint = sha256Hex(`${request.method} ${request.url}\n${request.bodyHash ?? ''}`);
     const leaseToken = randomUUID();
 
     const outcome = await opts.db.transaction(async (tx) => {
@@ -121,7 +121,7 @@ export type MutationResult = {
  * and the stored response commit together or not at all.
  */
 export function createMutationRunner(deps: { db: Db; repo: IdempotencyRepo }) {
-  return async function commitMutation(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<MutationResult>): Promise<FastifyReply> {
+  return async function commitMutation(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<MutationResult>): Promise<void> {
     const reservation = request.idempotency;
     let afterCommit: (() => void) | undefined;
     const { status, body, headers } = await deps.db.transaction(async (tx) => {
@@ -142,7 +142,7 @@ export function createMutationRunner(deps: { db: Db; repo: IdempotencyRepo }) {
     afterCommit?.();
     reply.code(status);
     for (const [k, v] of Object.entries(headers)) if (REPLAYED_HEADERS.includes(k) || k.startsWith('x-')) reply.header(k, v);
-    return reply.send(body);
+    reply.send(body);
   };
 }
 

@@ -3,3 +3,5 @@ export * from './billing.js';
 export * from './idempotency.js';
 export * from './audit.js';
 export * from './jobs.js';
+export * from './engine.js';
+export * from './envelopes.js';

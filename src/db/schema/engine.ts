@@ -1,0 +1,96 @@
+import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { PageBox, Placement } from '../../pdf/types.js';
+
+/**
+ * The built-in signing engine's own tables. The envelope service never reads them directly: it goes
+ * through the SigningEngine interface, exactly as it would with a remote engine.
+ */
+export const engineDocuments = pgTable('engine_documents', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  numericId: bigserial('numeric_id', { mode: 'number' }).notNull().unique(),
+  status: text('status').notNull(),
+  title: text('title'),
+  originalKey: text('original_key').notNull(),
+  signedKey: text('signed_key'),
+  sha256: text('sha256').notNull(),
+  pages: jsonb('pages').$type<PageBox[]>().notNull(),
+  /** Invitations go to the outbox only (test mode). */
+  testSend: boolean('test_send').notNull().default(false),
+  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string }>().notNull().default({}),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  completedAt: timestamp('completed_at', { withTimezone: true }),
+});
+
+export const engineRecipients = pgTable(
+  'engine_recipients',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    documentId: uuid('document_id')
+      .notNull()
+      .references(() => engineDocuments.id),
+    position: integer('position').notNull(),
+    email: text('email').notNull(),
+    name: text('name').notNull(),
+    role: text('role').notNull(),
+    signingOrder: integer('signing_order'),
+    /** SHA-256 of the signing token; the token is derived from a server secret on demand, never stored. */
+    tokenHash: text('token_hash').unique(),
+    status: text('status').notNull().default('PENDING'),
+    readStatus: text('read_status').notNull().default('NOT_OPENED'),
+    sendStatus: text('send_status').notNull().default('NOT_SENT'),
+    notifiedAt: timestamp('notified_at', { withTimezone: true }),
+    viewedAt: timestamp('viewed_at', { withTimezone: true }),
+    signedAt: timestamp('signed_at', { withTimezone: true }),
+    rejectedAt: timestamp('rejected_at', { withTimezone: true }),
+    rejectionReason: text('rejection_reason'),
+    ip: text('ip'),
+    userAgent: text('user_agent'),
+    signature: jsonb('signature').$type<{ kind: 'typed' | 'drawn' | 'uploaded'; text?: string; imageKey?: string }>(),
+  },
+  (t) => [index('engine_recipients_document_idx').on(t.documentId)],
+);
+
+export const engineFields = pgTable(
+  'engine_fields',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    documentId: uuid('document_id')
+      .notNull()
+      .references(() => engineDocuments.id),
+    recipientId: bigint('recipient_id', { mode: 'number' })
+      .notNull()
+      .references(() => engineRecipients.id),
+    type: text('type').notNull(),
+    page: integer('page').notNull(),
+    x: doublePrecision('x').notNull(),
+    y: doublePrecision('y').notNull(),
+    width: doublePrecision('width').notNull(),
+    height: doublePrecision('height').notNull(),
+    required: boolean('required').notNull().default(true),
+    options: jsonb('options').$type<string[]>(),
+    /** The marker's own box, covered when sealing so the marker text does not show. */
+    hide: jsonb('hide').$type<Placement>(),
+    value: text('value'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('engine_fields_document_idx').on(t.documentId)],
+);
+
+/** The engine's audit trail, printed on the certificate page. */
+export const engineEvents = pgTable(
+  'engine_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    documentId: uuid('document_id')
+      .notNull()
+      .references(() => engineDocuments.id),
+    recipientId: integer('recipient_id'),
+    event: text('event').notNull(),
+    ip: text('ip'),
+    userAgent: text('user_agent'),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('engine_events_document_idx').on(t.documentId)],
+);

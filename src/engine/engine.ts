@@ -1,0 +1,81 @@
+import type { Tx } from '../db/client.js';
+import type { FieldType, Placement, PreparedDocument } from '../pdf/types.js';
+
+export const ENVELOPE_STATUSES = ['DRAFT', 'PENDING', 'SENT', 'PARTIALLY_SIGNED', 'COMPLETED', 'REJECTED', 'EXPIRED', 'CANCELLED'] as const;
+export type EnvelopeStatus = (typeof ENVELOPE_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly EnvelopeStatus[] = ['COMPLETED', 'REJECTED', 'EXPIRED', 'CANCELLED'];
+
+export const ROLES = ['SIGNER', 'APPROVER', 'VIEWER', 'CC', 'ASSISTANT'] as const;
+export type Role = (typeof ROLES)[number];
+
+export type EngineMeta = { subject?: string; message?: string; redirectUrl?: string };
+
+export type EngineRecipientInput = { position: number; email: string; name: string; role: Role; signingOrder: number | null };
+
+export type EngineFieldInput = Placement & {
+  recipientEmail: string;
+  type: FieldType;
+  required: boolean;
+  options: string[] | null;
+  /** The marker box to cover when sealing (marker-placed fields). */
+  hide: Placement | null;
+};
+
+export type EngineRecipientStatus = {
+  engineRecipientId: string;
+  email: string;
+  /** PENDING | SIGNED | REJECTED */
+  status: string;
+  readStatus: 'NOT_OPENED' | 'OPENED';
+  sendStatus: 'NOT_SENT' | 'SENT';
+  viewedAt: Date | null;
+  signedAt: Date | null;
+  rejectedAt: Date | null;
+  rejectionReason: string | null;
+};
+
+export type EngineStatus = { status: EnvelopeStatus; completedAt: Date | null; recipients: EngineRecipientStatus[] };
+
+export type CreatedDocument = {
+  engineEnvelopeId: string;
+  engineNumericId: string;
+  recipients: { email: string; engineRecipientId: string; signingUrl: string }[];
+  fields: { engineFieldId: number; recipientEmail: string }[];
+};
+
+/**
+ * The boundary between the envelope service and whatever collects the signatures. The built-in
+ * `local` engine implements it over its own tables; a remote engine (Documenso) would too. Methods
+ * take the caller's transaction so an in-process engine commits with the state change; a remote
+ * engine ignores it. Engine failures surface as AppErrors with the engine codes
+ * (DOCUMENSO_UNAVAILABLE, SEND_FAILED, DOWNLOAD_FAILED, FIELD_CREATION_FAILED, DELETE_FAILED).
+ */
+export interface SigningEngine {
+  createDocument(
+    tx: Tx,
+    input: {
+      document: PreparedDocument;
+      title: string | null;
+      recipients: EngineRecipientInput[];
+      fields: EngineFieldInput[];
+      meta: EngineMeta;
+      testSend: boolean;
+      expiresAt: Date;
+      draft: boolean;
+    },
+  ): Promise<CreatedDocument>;
+  addFields(tx: Tx, engineEnvelopeId: string, fields: EngineFieldInput[]): Promise<{ engineFieldId: number; recipientEmail: string }[]>;
+  /** False when the field does not exist on this document. */
+  removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;
+  /** Distributes: invitations go out (to the first in signing order); the document becomes SENT. */
+  send(tx: Tx, engineEnvelopeId: string, meta?: EngineMeta): Promise<void>;
+  /** Reminds every recipient who still has to act and may act now; returns whom. */
+  resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
+  cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  expire(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  status(tx: Tx, engineEnvelopeId: string): Promise<EngineStatus>;
+  signedPdf(tx: Tx, engineEnvelopeId: string): Promise<Uint8Array>;
+  originalPdf(tx: Tx, engineEnvelopeId: string): Promise<Uint8Array>;
+  /** Deletes the documents (retention); the envelope's record stays. */
+  purge(tx: Tx, engineEnvelopeId: string): Promise<void>;
+}

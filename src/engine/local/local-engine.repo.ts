@@ -1,0 +1,76 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
+
+export type DocumentRow = typeof engineDocuments.$inferSelect;
+export type RecipientRow = typeof engineRecipients.$inferSelect;
+export type FieldRow = typeof engineFields.$inferSelect;
+
+export function createLocalEngineRepo() {
+  return {
+    async insertDocument(tx: DbOrTx, doc: typeof engineDocuments.$inferInsert): Promise<DocumentRow> {
+      const [row] = await tx.insert(engineDocuments).values(doc).returning();
+      return row;
+    },
+
+    async insertRecipient(tx: DbOrTx, r: typeof engineRecipients.$inferInsert): Promise<RecipientRow> {
+      const [row] = await tx.insert(engineRecipients).values(r).returning();
+      return row;
+    },
+
+    async setTokenHash(tx: DbOrTx, recipientId: number, tokenHash: string): Promise<void> {
+      await tx.update(engineRecipients).set({ tokenHash }).where(eq(engineRecipients.id, recipientId));
+    },
+
+    async insertFields(tx: DbOrTx, rows: (typeof engineFields.$inferInsert)[]): Promise<FieldRow[]> {
+      if (rows.length === 0) return [];
+      return tx.insert(engineFields).values(rows).returning();
+    },
+
+    async deleteField(tx: DbOrTx, documentId: string, fieldId: number): Promise<boolean> {
+      const rows = await tx.delete(engineFields).where(and(eq(engineFields.documentId, documentId), eq(engineFields.id, fieldId))).returning({ id: engineFields.id });
+      return rows.length === 1;
+    },
+
+    async document(tx: DbOrTx, id: string, lock = false): Promise<DocumentRow | undefined> {
+      const q = tx.select().from(engineDocuments).where(eq(engineDocuments.id, id));
+      const [row] = lock ? await q.for('update') : await q;
+      return row;
+    },
+
+    async recipients(tx: DbOrTx, documentId: string): Promise<RecipientRow[]> {
+      return tx.select().from(engineRecipients).where(eq(engineRecipients.documentId, documentId)).orderBy(asc(engineRecipients.position));
+    },
+
+    async recipientByTokenHash(tx: DbOrTx, tokenHash: string): Promise<RecipientRow | undefined> {
+      const [row] = await tx.select().from(engineRecipients).where(eq(engineRecipients.tokenHash, tokenHash));
+      return row;
+    },
+
+    async fields(tx: DbOrTx, documentId: string): Promise<FieldRow[]> {
+      return tx.select().from(engineFields).where(eq(engineFields.documentId, documentId)).orderBy(asc(engineFields.id));
+    },
+
+    async updateDocument(tx: DbOrTx, id: string, set: Partial<typeof engineDocuments.$inferInsert>): Promise<void> {
+      await tx.update(engineDocuments).set({ ...set, updatedAt: sql`now()` }).where(eq(engineDocuments.id, id));
+    },
+
+    async updateRecipient(tx: DbOrTx, id: number, set: Partial<typeof engineRecipients.$inferInsert>): Promise<void> {
+      await tx.update(engineRecipients).set(set).where(eq(engineRecipients.id, id));
+    },
+
+    async setFieldValue(tx: DbOrTx, fieldId: number, value: string | null): Promise<void> {
+      await tx.update(engineFields).set({ value }).where(eq(engineFields.id, fieldId));
+    },
+
+    async insertEvent(tx: DbOrTx, e: typeof engineEvents.$inferInsert): Promise<void> {
+      await tx.insert(engineEvents).values(e);
+    },
+
+    async events(tx: DbOrTx, documentId: string) {
+      return tx.select().from(engineEvents).where(eq(engineEvents.documentId, documentId)).orderBy(asc(engineEvents.id));
+    },
+  };
+}
+
+export type LocalEngineRepo = ReturnType<typeof createLocalEngineRepo>;

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import type { Tx } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import { enqueue } from '../../jobs/queue.js';
+import type { BlobStorage } from '../../providers/storage/index.js';
+import type { CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine } from '../engine.js';
+import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
+import type { Notifier } from './notifications.js';
+import type { TokenDeriver } from './tokens.js';
+import { ACTING_ROLES, currentTurn } from './turns.js';
+
+export const SEAL_JOB = 'engine.seal';
+
+export type LocalEngineDeps = {
+  repo: LocalEngineRepo;
+  storage: BlobStorage;
+  tokens: TokenDeriver;
+  notifier: Notifier;
+  /** `$SIGNING_URL`; a recipient's link is `$SIGNING_URL/<token>`. */
+  signingUrl: string;
+};
+
+const ACTIVE: readonly string[] = ['SENT', 'PARTIALLY_SIGNED', 'SEALING'];
+export const documentKey = (documentId: string, name: string) => `documents/${documentId}/${name}`;
+
+/**
+ * The built-in engine: its own tables, its own invitations, and the recipient-side actions the
+ * /sign routes drive. Status `SEALING` (all signers signed, seal job pending) is reported as the state
+ * before it: COMPLETED means the sealed PDF is stored.
+ */
+export function createLocalEngine(deps: LocalEngineDeps) {
+  const { repo, storage, tokens, notifier } = deps;
+  const linkOf = (recipientId: number) => `${deps.signingUrl}/${tokens.token(recipientId)}`;
+
+  async function requireDocument(tx: Tx, id: string, lock = false) {
+    const doc = await repo.document(tx, id, lock);
+    if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
+    return doc;
+  }
+
+  function fieldRows(documentId: string, recipients: RecipientRow[], fields: EngineFieldInput[]) {
+    const byEmail = new Map(recipients.map((r) => [r.email.toLowerCase(), r]));
+    return fields.map((f) => {
+      const r = byEmail.get(f.recipientEmail.toLowerCase());
+      if (!r) throw new AppError('RECIPIENT_NOT_FOUND', `No recipient ${f.recipientEmail} on this envelope`);
+      return { documentId, recipientId: r.id, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, required: f.required, options: f.options, hide: f.hide };
+    });
+  }
+
+  /** Invites everyone whose turn it is and who was not invited yet; VIEWERs are invited on distribution. */
+  async function notifyTurn(tx: Tx, doc: { id: string; title: string | null; meta: EngineMeta; testSend: boolean }, recipients: RecipientRow[], includeViewers: boolean) {
+    const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])];
+    for (const r of targets) {
+      if (r.notifiedAt) continue;
+      const action = r.role === 'SIGNER' ? 'sign' : r.role === 'APPROVER' ? 'approve' : 'view';
+      await notifier.invite(tx, doc, r, linkOf(r.id), action);
+      await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
+    }
+  }
+
+  const engine: SigningEngine = {
+    async createDocument(tx, input): Promise<CreatedDocument> {
+      const id = randomUUID();
+      const originalKey = documentKey(id, 'original.pdf');
+      // Written before the row: a rollback leaves an unreferenced blob, never a row without its file.
+      await storage.put(originalKey, input.document.bytes);
+      const doc = await repo.insertDocument(tx, {
+        id,
+        status: input.draft ? 'DRAFT' : 'PENDING',
+        title: input.title,
+        originalKey,
+        sha256: input.document.sha256,
+        pages: input.document.info.pages,
+        testSend: input.testSend,
+        meta: input.meta,
+        expiresAt: input.expiresAt,
+      });
+      const recipients: RecipientRow[] = [];
+      for (const r of input.recipients) {
+        const row = await repo.insertRecipient(tx, { documentId: id, position: r.position, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder });
+        await repo.setTokenHash(tx, row.id, tokens.hash(tokens.token(row.id)));
+        recipients.push(row);
+      }
+      const fields = await repo.insertFields(tx, fieldRows(id, recipients, input.fields));
+      await repo.insertEvent(tx, { documentId: id, event: 'CREATED' });
+      const emailOf = new Map(recipients.map((r) => [r.id, r.email]));
+      return {
+        engineEnvelopeId: id,
+        engineNumericId: String(doc.numericId),
+        recipients: recipients.map((r) => ({ email: r.email, engineRecipientId: String(r.id), signingUrl: linkOf(r.id) })),
+        fields: fields.map((f) => ({ engineFieldId: f.id, recipientEmail: emailOf.get(f.recipientId)! })),
+      };
+    },
+
+    async addFields(tx, engineEnvelopeId, fields) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      if (doc.status !== 'DRAFT') throw new AppError('FIELD_CREATION_FAILED', 'Fields can be added only while the envelope is a DRAFT');
+      const recipients = await repo.recipients(tx, doc.id);
+      const rows = await repo.insertFields(tx, fieldRows(doc.id, recipients, fields));
+      const emailOf = new Map(recipients.map((r) => [r.id, r.email]));
+      return rows.map((f) => ({ engineFieldId: f.id, recipientEmail: emailOf.get(f.recipientId)! }));
+    },
+
+    async removeField(tx, engineEnvelopeId, engineFieldId) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      if (doc.status !== 'DRAFT') throw new AppError('DELETE_FAILED', 'Fields can be removed only while the envelope is a DRAFT');
+      return repo.deleteField(tx, doc.id, engineFieldId);
+    },
+
+    async send(tx, engineEnvelopeId, meta) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
+      const merged = { ...doc.meta, ...meta };
+      await repo.updateDocument(tx, doc.id, { status: 'SENT', meta: merged });
+      await repo.insertEvent(tx, { documentId: doc.id, event: 'SENT' });
+      await notifyTurn(tx, { ...doc, meta: merged }, await repo.recipients(tx, doc.id), true);
+    },
+
+    async resend(tx, engineEnvelopeId) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      const turn = currentTurn(await repo.recipients(tx, doc.id));
+      for (const r of turn) {
+        await notifier.remind(tx, doc, r, linkOf(r.id));
+        await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
+      }
+      return turn.map((r) => ({ name: r.name, email: r.email }));
+    },
+
+    async cancel(tx, engineEnvelopeId) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      await repo.updateDocument(tx, doc.id, { status: 'CANCELLED' });
+      await repo.insertEvent(tx, { documentId: doc.id, event: 'CANCELLED' });
+      for (const r of await repo.recipients(tx, doc.id)) if (r.notifiedAt) await notifier.cancelled(tx, doc, r);
+    },
+
+    async expire(tx, engineEnvelopeId) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      await repo.updateDocument(tx, doc.id, { status: 'EXPIRED' });
+      await repo.insertEvent(tx, { documentId: doc.id, event: 'EXPIRED' });
+    },
+
+    async status(tx, engineEnvelopeId): Promise<EngineStatus> {
+      const doc = await requireDocument(tx, engineEnvelopeId);
+      const recipients = await repo.recipients(tx, doc.id);
+      let status = doc.status as EnvelopeStatus | 'SEALING';
+      if (status === 'SEALING') status = recipients.filter((r) => r.role === 'SIGNER').length > 1 ? 'PARTIALLY_SIGNED' : 'SENT';
+      return {
+        status,
+        completedAt: doc.completedAt,
+        recipients: recipients.map((r) => ({
+          engineRecipientId: String(r.id),
+          email: r.email,
+          status: r.status,
+          readStatus: r.readStatus as 'NOT_OPENED' | 'OPENED',
+          sendStatus: r.sendStatus as 'NOT_SENT' | 'SENT',
+          viewedAt: r.viewedAt,
+          signedAt: r.signedAt,
+          rejectedAt: r.rejectedAt,
+          rejectionReason: r.rejectionReason,
+        })),
+      };
+    },
+
+    async signedPdf(tx, engineEnvelopeId) {
+      const doc = await requireDocument(tx, engineEnvelopeId);
+      const bytes = doc.signedKey ? await storage.get(doc.signedKey) : undefined;
+      if (!bytes) throw new AppError('DOWNLOAD_FAILED', 'The signing engine has no sealed PDF for this envelope');
+      return bytes;
+    },
+
+    async originalPdf(tx, engineEnvelopeId) {
+      const doc = await requireDocument(tx, engineEnvelopeId);
+      const bytes = await storage.get(doc.originalKey);
+      if (!bytes) throw new AppError('DOWNLOAD_FAILED', 'The signing engine has no document for this envelope');
+      return bytes;
+    },
+
+    async purge(tx, engineEnvelopeId) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      const recipients = await repo.recipients(tx, doc.id);
+      const keys = [doc.originalKey, doc.signedKey, ...recipients.map((r) => r.signature?.imageKey)].filter((k): k is string => Boolean(k));
+      for (const key of keys) await storage.delete(key);
+    },
+  };
+
+  return {
+    engine,
+    linkOf,
+    /** Queues sealing once the last signer signed; the seal job completes the document. */
+    async requestSeal(tx: Tx, documentId: string): Promise<void> {
+      await repo.updateDocument(tx, documentId, { status: 'SEALING' });
+      await enqueue(tx, { type: SEAL_JOB, payload: { documentId }, dedupeKey: `seal:${documentId}`, maxAttempts: 10 });
+    },
+    notifyTurn,
+    isActive: (status: string) => ACTIVE.includes(status),
+    actingRoles: ACTING_ROLES,
+  };
+}
+
+export type LocalEngine = ReturnType<typeof createLocalEngine>;

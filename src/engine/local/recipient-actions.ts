@@ -1,0 +1,195 @@
+import type { Tx } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import type { BlobStorage } from '../../providers/storage/index.js';
+import { documentKey, type LocalEngine } from './local-engine.js';
+import type { DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
+import type { Notifier } from './notifications.js';
+import { TOKEN_PATTERN, type TokenDeriver } from './tokens.js';
+import { ACTING_ROLES, allSignersSigned, currentTurn } from './turns.js';
+
+export type ClientInfo = { ip: string; userAgent: string | null };
+export type CompleteInput = {
+  fields: { fieldId: number; value?: string | null }[];
+  signature?: { kind: 'typed' | 'drawn' | 'uploaded'; text?: string; image?: string };
+};
+
+const MAX_IMAGE_BYTES = 1024 * 1024;
+const AUTO_FILLED = new Set(['NAME', 'EMAIL', 'DATE']);
+
+const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
+
+function decodeImage(dataUrl: string, path: string): { bytes: Buffer; ext: 'png' | 'jpg' } {
+  const m = /^data:image\/(png|jpeg);base64,([A-Za-z0-9+/=]+)$/.exec(dataUrl);
+  if (!m) throw invalid(path, 'must be a data URL of a PNG or JPEG image');
+  const bytes = Buffer.from(m[2], 'base64');
+  if (bytes.length === 0 || bytes.length > MAX_IMAGE_BYTES) throw invalid(path, `must be 1 byte to ${MAX_IMAGE_BYTES} bytes`);
+  const png = bytes.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  const jpg = bytes[0] === 0xff && bytes[1] === 0xd8;
+  if (!(png || jpg)) throw invalid(path, 'is not a PNG or JPEG image');
+  return { bytes, ext: png ? 'png' : 'jpg' };
+}
+
+const initialsOf = (name: string) =>
+  name
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase())
+    .join('')
+    .slice(0, 4);
+
+/** Why a recipient cannot act now, or null when they can. */
+export function blockedReason(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[]): string | null {
+  if (doc.status === 'COMPLETED' || doc.status === 'SEALING') return 'completed';
+  if (doc.status === 'CANCELLED') return 'cancelled';
+  if (doc.status === 'EXPIRED') return 'expired';
+  if (doc.status === 'REJECTED') return 'rejected';
+  if (doc.status === 'DRAFT' || doc.status === 'PENDING') return 'waiting';
+  if (!ACTING_ROLES.has(me.role)) return 'view_only';
+  if (me.status === 'SIGNED') return 'signed';
+  if (me.status === 'REJECTED') return 'rejected';
+  return currentTurn(recipients).some((r) => r.id === me.id) ? null : 'waiting';
+}
+
+/** What the recipient's own page needs, and the recipient-side actions, for the /sign routes. */
+export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: BlobStorage; tokens: TokenDeriver; notifier: Notifier; local: LocalEngine }) {
+  const { repo, storage, notifier } = deps;
+
+  return {
+    /** Resolves a link token to its recipient; undefined when it is malformed or unknown. */
+    async recipientOf(tx: Tx, token: string): Promise<RecipientRow | undefined> {
+      if (!TOKEN_PATTERN.test(token)) return undefined;
+      return repo.recipientByTokenHash(tx, deps.tokens.hash(token));
+    },
+
+    async load(tx: Tx, recipient: RecipientRow, lock: boolean) {
+      const doc = (await repo.document(tx, recipient.documentId, lock))!;
+      const recipients = await repo.recipients(tx, doc.id);
+      const me = recipients.find((r) => r.id === recipient.id)!;
+      const fields = (await repo.fields(tx, doc.id)).filter((f) => f.recipientId === me.id);
+      return { doc, me, recipients, fields };
+    },
+
+    /** The first open records the view (once per recipient), with the client's IP and user agent. */
+    async recordView(tx: Tx, doc: DocumentRow, me: RecipientRow, client: ClientInfo): Promise<boolean> {
+      if (me.readStatus === 'OPENED' || doc.status === 'DRAFT') return false;
+      await repo.updateRecipient(tx, me.id, { readStatus: 'OPENED', viewedAt: new Date(), ip: client.ip, userAgent: client.userAgent });
+      await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: 'VIEWED', ip: client.ip, userAgent: client.userAgent });
+      return true;
+    },
+
+    prefill(me: RecipientRow, f: FieldRow): string | null {
+      if (f.type === 'NAME') return me.name;
+      if (f.type === 'EMAIL') return me.email;
+      if (f.type === 'DATE') return new Date().toISOString().slice(0, 10);
+      return f.value;
+    },
+
+    /** A SIGNER signs (or an APPROVER approves): values checked, stored, and the next turn invited. */
+    async complete(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, client: ClientInfo): Promise<'SIGNED' | 'APPROVED'> {
+      const { doc, me, recipients, fields } = ctx;
+      assertCanAct(doc, me, recipients);
+      const given = new Map<number, string | null | undefined>();
+      input.fields.forEach((f, i) => {
+        if (!fields.some((x) => x.id === f.fieldId)) throw invalid(`body.fields.${i}.fieldId`, `field ${f.fieldId} is not one of yours`);
+        given.set(f.fieldId, f.value);
+      });
+
+      const needsSignature = fields.some((f) => f.type === 'SIGNATURE' || f.type === 'INITIALS');
+      let signature: RecipientRow['signature'] = null;
+      if (input.signature) {
+        const s = input.signature;
+        if (s.kind === 'typed') {
+          if (!s.text?.trim()) throw invalid('body.signature.text', 'a typed signature needs text');
+          signature = { kind: 'typed', text: s.text.trim().slice(0, 200) };
+        } else {
+          if (!s.image) throw invalid('body.signature.image', `a ${s.kind} signature needs an image`);
+          const img = decodeImage(s.image, 'body.signature.image');
+          const imageKey = documentKey(doc.id, `signatures/${me.id}.${img.ext}`);
+          await storage.put(imageKey, img.bytes);
+          signature = { kind: s.kind, imageKey };
+        }
+      } else if (needsSignature && me.role === 'SIGNER') {
+        throw invalid('body.signature', 'a signature is required');
+      }
+
+      for (const f of fields) {
+        const path = `body.fields[fieldId=${f.id}]`;
+        let value: string | null;
+        if (AUTO_FILLED.has(f.type)) value = this.prefill(me, f);
+        else if (f.type === 'SIGNATURE') value = signature?.kind === 'typed' ? signature.text! : signature ? `image:${signature.imageKey}` : null;
+        else if (f.type === 'INITIALS') {
+          const typed = given.get(f.id)?.trim();
+          value = signature?.kind === 'typed' || !signature ? typed || initialsOf(signature?.text ?? me.name) : `image:${signature.imageKey}`;
+        } else value = validateValue(f, given.get(f.id), path);
+        if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, `${f.type} is required`);
+        await repo.setFieldValue(tx, f.id, value);
+      }
+
+      const now = new Date();
+      await repo.updateRecipient(tx, me.id, {
+        status: 'SIGNED',
+        signedAt: now,
+        ip: client.ip,
+        userAgent: client.userAgent,
+        signature,
+        ...(me.readStatus === 'OPENED' ? {} : { readStatus: 'OPENED', viewedAt: now }),
+      });
+      await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: me.role === 'APPROVER' ? 'APPROVED' : 'SIGNED', ip: client.ip, userAgent: client.userAgent });
+
+      const after = recipients.map((r) => (r.id === me.id ? { ...r, status: 'SIGNED' } : r));
+      if (allSignersSigned(after)) await deps.local.requestSeal(tx, doc.id);
+      else {
+        if (me.role === 'SIGNER' && doc.status === 'SENT') await repo.updateDocument(tx, doc.id, { status: 'PARTIALLY_SIGNED' });
+        await deps.local.notifyTurn(tx, doc, after, false);
+      }
+      return me.role === 'APPROVER' ? 'APPROVED' : 'SIGNED';
+    },
+
+    /** A SIGNER (or APPROVER) declines: the document ends REJECTED and the others are told. */
+    async reject(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[] }, reason: string, client: ClientInfo): Promise<void> {
+      const { doc, me, recipients } = ctx;
+      assertCanAct(doc, me, recipients, true);
+      const now = new Date();
+      await repo.updateRecipient(tx, me.id, { status: 'REJECTED', rejectedAt: now, rejectionReason: reason, ip: client.ip, userAgent: client.userAgent });
+      await repo.updateDocument(tx, doc.id, { status: 'REJECTED' });
+      await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: 'REJECTED', ip: client.ip, userAgent: client.userAgent });
+      for (const r of recipients) if (r.id !== me.id && r.notifiedAt) await notifier.rejected(tx, doc, r, me, reason);
+    },
+  };
+}
+
+export type RecipientActions = ReturnType<typeof createRecipientActions>;
+
+/** Declining is allowed out of turn (a later signer may refuse early); signing is not. */
+function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[], outOfTurnOk = false): void {
+  const reason = blockedReason(doc, me, recipients);
+  if (reason === null || (outOfTurnOk && reason === 'waiting' && doc.status !== 'DRAFT' && doc.status !== 'PENDING')) return;
+  if (reason === 'signed' || reason === 'rejected') {
+    if (me.status !== 'PENDING') throw new AppError('ALREADY_ACTED', 'You have already acted on this envelope');
+  }
+  if (reason === 'waiting') throw new AppError('NOT_YOUR_TURN', 'Another recipient must act first');
+  if (reason === 'view_only') throw new AppError('FORBIDDEN', 'Your role on this envelope is view-only');
+  throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${reason}`);
+}
+
+function validateValue(f: FieldRow, raw: string | null | undefined, path: string): string | null {
+  const value = raw === undefined || raw === null ? null : String(raw).trim();
+  if (value === null || value === '') return null;
+  switch (f.type) {
+    case 'TEXT':
+      if (value.length > 1000) throw invalid(path, 'at most 1000 characters');
+      return value;
+    case 'NUMBER':
+      if (!/^-?\d+(\.\d+)?$/.test(value)) throw invalid(path, 'must be a number');
+      return value;
+    case 'CHECKBOX':
+      if (value !== 'true' && value !== 'false') throw invalid(path, 'must be "true" or "false"');
+      return value;
+    case 'RADIO':
+    case 'DROPDOWN':
+      if (f.options?.length && !f.options.includes(value)) throw invalid(path, `must be one of ${f.options.join(', ')}`);
+      return value;
+    default:
+      return value;
+  }
+}

@@ -1,0 +1,83 @@
+import type { Db, Tx } from '../../db/client.js';
+import type { JobDefinition } from '../../jobs/worker.js';
+import type { CertificateData, StampField } from '../../pdf/types.js';
+import type { BlobStorage } from '../../providers/storage/index.js';
+import { SEAL_JOB, documentKey } from './local-engine.js';
+import type { LocalEngineRepo } from './local-engine.repo.js';
+import type { Notifier } from './notifications.js';
+
+export type SealFn = (input: { original: Uint8Array; fields: StampField[]; hide: StampField[] | { page: number; x: number; y: number; width: number; height: number }[]; certificate: CertificateData }) => Promise<Uint8Array>;
+
+/**
+ * Seals a document whose signers all signed: values and signature images stamped in, an audit
+ * certificate appended, a PAdES signature applied; then the document is COMPLETED and everyone gets
+ * the sealed PDF. The heavy work runs outside any transaction; the state change takes the envelope
+ * lock (before the engine row, as every other path does) and re-checks the state, so a cancel that
+ * won the race is respected and a second run changes nothing.
+ */
+export function sealJob(deps: {
+  db: Db;
+  repo: LocalEngineRepo;
+  storage: BlobStorage;
+  notifier: Notifier;
+  seal: SealFn;
+  /** The id the customer knows the envelope by, printed on the certificate. */
+  envelopeIdOf: (engineEnvelopeId: string) => Promise<string | undefined>;
+  /** Locks the service's envelope row for this engine document; returns a function that syncs it. */
+  lockEnvelope: (tx: Tx, engineEnvelopeId: string) => Promise<(() => Promise<void>) | undefined>;
+}): JobDefinition {
+  const { repo, storage } = deps;
+  return {
+    type: SEAL_JOB,
+    async handle(payload) {
+      const { documentId } = payload as { documentId: string };
+      const doc = await repo.document(deps.db, documentId);
+      if (!doc || doc.status !== 'SEALING') return;
+      const [recipients, fields, events] = await Promise.all([repo.recipients(deps.db, doc.id), repo.fields(deps.db, doc.id), repo.events(deps.db, doc.id)]);
+      const original = await storage.get(doc.originalKey);
+      if (!original) throw new Error(`original PDF of ${doc.id} is missing`);
+
+      const stamps: StampField[] = [];
+      for (const f of fields) {
+        const base = { page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, type: f.type as StampField['type'] };
+        if (f.value?.startsWith('image:')) {
+          const image = await storage.get(f.value.slice('image:'.length));
+          if (!image) throw new Error(`signature image of field ${f.id} is missing`);
+          stamps.push({ ...base, value: null, image });
+        } else stamps.push({ ...base, value: f.value });
+      }
+      const byId = new Map(recipients.map((r) => [r.id, r]));
+      const completedAt = new Date();
+      const certificate: CertificateData = {
+        envelopeId: (await deps.envelopeIdOf(doc.id)) ?? doc.id,
+        title: doc.title,
+        documentSha256: doc.sha256,
+        completedAt: completedAt.toISOString(),
+        recipients: recipients.map((r) => ({
+          name: r.name,
+          email: r.email,
+          role: r.role,
+          status: r.status,
+          ip: r.ip,
+          userAgent: r.userAgent,
+          viewedAt: r.viewedAt?.toISOString() ?? null,
+          signedAt: r.signedAt?.toISOString() ?? null,
+        })),
+        events: events.map((e) => ({ at: e.at.toISOString(), event: e.event, recipientEmail: e.recipientId ? (byId.get(e.recipientId)?.email ?? null) : null, ip: e.ip })),
+      };
+      const sealed = await deps.seal({ original, fields: stamps, hide: fields.flatMap((f) => (f.hide ? [f.hide] : [])), certificate });
+      const signedKey = documentKey(doc.id, 'signed.pdf');
+      await storage.put(signedKey, sealed);
+
+      await deps.db.transaction(async (tx) => {
+        const sync = await deps.lockEnvelope(tx, doc.id);
+        const current = await repo.document(tx, doc.id, true);
+        if (!current || current.status !== 'SEALING') return;
+        await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, completedAt });
+        await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
+        for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
+        await sync?.();
+      });
+    },
+  };
+}

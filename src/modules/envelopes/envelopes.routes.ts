@@ -1,0 +1,289 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Db } from '../../db/client.js';
+import { requestContext } from '../../http/auth.js';
+import { AppError, type ErrorCode } from '../../http/errors.js';
+import type { CommitMutation } from '../../http/idempotency.js';
+import type { MultipartBody } from '../../http/multipart.js';
+import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
+import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
+import type { PreparedDocument } from '../../pdf/types.js';
+import {
+  ZAddFields,
+  ZAddFieldsResult,
+  ZCreatePayload,
+  ZDownloadQuery,
+  ZDraftCreated,
+  ZEnvelope,
+  ZEnvelopeIdParam,
+  ZFieldIdParam,
+  ZListQuery,
+  ZLiveStatus,
+  ZResendResult,
+  ZSendBody,
+  ZSendResult,
+  ZSuccess,
+  type TCreatePayload,
+} from './envelopes.schemas.js';
+import type { EnvelopesService } from './envelopes.service.js';
+
+export type RouteDeps = {
+  db: Db;
+  envelopes: EnvelopesService;
+  commitMutation: CommitMutation;
+  prepareDocument: (parts: Uint8Array[]) => Promise<PreparedDocument>;
+  maxPdfBytes: number;
+};
+
+const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_JSON', 'INVALID_PDF', 'OUT_OF_SCOPE_V1', 'PDF_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RECIPIENT_NOT_FOUND'];
+const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED'];
+const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
+
+const ZMultipartDoc = z.object({
+  pdf: z.string().describe('The PDF (binary). Up to 10 `pdf` parts are joined, in order, into one document.'),
+  payload: z.string().describe('JSON: {title?, recipients[], fields?, storageExpiryDays?, expiresAt?, meta?, draft?}. An empty or absent fields array places fields from {{type, rN}} markers in the PDF text.'),
+});
+
+/** Reads and checks the multipart upload: the PDF parts and the JSON payload. */
+async function readUpload(request: FastifyRequest, deps: RouteDeps): Promise<{ payload: TCreatePayload; parts: Uint8Array[] }> {
+  const body = request.body as MultipartBody | undefined;
+  if (!body || !Array.isArray(body.files)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data with a pdf part and a payload part');
+  if (body.tooManyFiles) throw new AppError('OUT_OF_SCOPE_V1', 'At most 10 documents per envelope in v1');
+  const parts = body.files.filter((f) => f.field === 'pdf').map((f) => f.data);
+  if (parts.length === 0 || parts.every((p) => p.length === 0)) throw new AppError('MISSING_PDF', 'The multipart body has no pdf part');
+  if (parts.reduce((n, p) => n + p.length, 0) > deps.maxPdfBytes) throw new AppError('PDF_TOO_LARGE', `The PDF exceeds the ${deps.maxPdfBytes}-byte limit`, { maxBytes: deps.maxPdfBytes });
+  const raw = body.fields.payload;
+  if (raw === undefined) throw new AppError('MISSING_PAYLOAD', 'The multipart body has no payload part');
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new AppError('INVALID_JSON', 'The payload part is not valid JSON');
+  }
+  const parsed = ZCreatePayload.safeParse(json);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => ({ path: ['payload', ...i.path.map(String)].join('.'), message: i.message }));
+    throw new AppError('VALIDATION_ERROR', `${details[0].path}: ${details[0].message}`, { details });
+  }
+  return { payload: parsed.data, parts };
+}
+
+export function envelopesRoutes(deps: RouteDeps) {
+  return async function (app: FastifyInstance): Promise<void> {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const { envelopes, commitMutation } = deps;
+    const tags = ['Envelopes'];
+
+    async function createHandler(request: FastifyRequest, reply: Parameters<CommitMutation>[1], forceDraft: boolean) {
+      const ctx = requestContext(request);
+      const { payload, parts } = await readUpload(request, deps);
+      if (!forceDraft && payload.recipients.filter((x) => x.role === 'SIGNER').length > 10) throw new AppError('OUT_OF_SCOPE_V1', 'At most 10 signers per envelope in v1');
+      const document = await deps.prepareDocument(parts);
+      const draft = forceDraft || payload.draft === true;
+      return commitMutation(request, reply, async (tx) => {
+        const { dto } = await envelopes.create(tx, ctx, { payload, document, draft });
+        if (forceDraft) {
+          const { envelopeId, title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } = dto;
+          return { status: 201, body: { envelopeId, status: 'DRAFT', title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } };
+        }
+        return { status: 201, body: dto };
+      });
+    }
+
+    r.post('/v1/envelopes', {
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_create' },
+      schema: {
+        operationId: 'createEnvelope',
+        tags,
+        summary: 'Create an envelope from a PDF and its recipients, and send it (or keep it as a draft with draft: true)',
+        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out. Header X-Service-Test-Mode: true makes it a free test send (outbox only).',
+        consumes: ['multipart/form-data'],
+        security: [...SECURITY.mutate],
+        body: ZMultipartDoc,
+        response: { 201: ZEnvelope, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, BILLING_ERRORS, ENGINE_ERRORS) },
+      },
+      // The multipart body is checked by readUpload; the schema above documents it.
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      handler: (request, reply) => createHandler(request, reply, false),
+    });
+
+    r.post('/v1/envelopes/draft', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'createDraftEnvelope',
+        tags,
+        summary: 'Create a DRAFT envelope (no email, no charge); add fields, then send it',
+        consumes: ['multipart/form-data'],
+        security: [...SECURITY.mutate],
+        body: ZMultipartDoc,
+        response: { 201: ZDraftCreated, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, ENGINE_ERRORS) },
+      },
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      handler: (request, reply) => createHandler(request, reply, true),
+    });
+
+    r.get('/v1/envelopes', {
+      config: { auth: 'customer' },
+      schema: {
+        operationId: 'listEnvelopes',
+        tags,
+        summary: 'List envelopes, newest first',
+        security: [...SECURITY.read],
+        querystring: ZPagingQuery.extend(ZListQuery.shape),
+        response: { 200: ZPage(ZEnvelope), ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS) },
+      },
+      handler: async (request) => {
+        const paging = resolvePaging(request.query);
+        const { rows, total } = await envelopes.list(deps.db, requestContext(request), { status: request.query.status }, paging);
+        return toPage(paging, rows, total);
+      },
+    });
+
+    r.get('/v1/account/envelopes', {
+      config: { auth: 'customer' },
+      schema: {
+        operationId: 'listAccountEnvelopes',
+        tags: ['Account'],
+        summary: 'Envelope history, newest first',
+        security: [...SECURITY.read],
+        querystring: ZPagingQuery.extend(ZListQuery.shape),
+        response: { 200: ZPage(ZEnvelope), ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS) },
+      },
+      handler: async (request) => {
+        const paging = resolvePaging(request.query);
+        const { rows, total } = await envelopes.list(deps.db, requestContext(request), { status: request.query.status }, paging);
+        return toPage(paging, rows, total);
+      },
+    });
+
+    r.get('/v1/envelopes/:id', {
+      config: { auth: 'customer' },
+      schema: {
+        operationId: 'getEnvelope',
+        tags,
+        summary: 'The stored copy of an envelope, with its events',
+        security: [...SECURITY.read],
+        params: ZEnvelopeIdParam,
+        response: { 200: ZEnvelope, ...errorResponses(CUSTOMER_ERRORS, ['ENVELOPE_NOT_FOUND']) },
+      },
+      handler: async (request) => envelopes.get(deps.db, requestContext(request), request.params.id),
+    });
+
+    r.get('/v1/envelopes/:id/status', {
+      config: { auth: 'customer' },
+      schema: {
+        operationId: 'getEnvelopeStatus',
+        tags,
+        summary: 'Live status from the signing engine; the stored copy is corrected where they differ',
+        security: [...SECURITY.read],
+        params: ZEnvelopeIdParam,
+        response: { 200: ZLiveStatus, ...errorResponses(CUSTOMER_ERRORS, ['ENVELOPE_NOT_FOUND'], ENGINE_ERRORS) },
+      },
+      handler: async (request) => deps.db.transaction((tx) => envelopes.liveStatus(tx, requestContext(request), request.params.id)),
+    });
+
+    r.delete('/v1/envelopes/:id', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'cancelEnvelope',
+        tags,
+        summary: 'Cancel (void) an envelope: it ends CANCELLED, links stop working, the charge is refunded',
+        security: [...SECURITY.mutate],
+        params: ZEnvelopeIdParam,
+        response: { 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'CANNOT_DELETE_COMPLETED'], ENGINE_ERRORS) },
+      },
+      handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.remove(tx, requestContext(request), request.params.id) })),
+    });
+
+    r.post('/v1/envelopes/:id/send', {
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_send' },
+      schema: {
+        operationId: 'sendEnvelope',
+        tags,
+        summary: 'Send a DRAFT: it becomes SENT and the invitations go out',
+        security: [...SECURITY.mutate],
+        params: ZEnvelopeIdParam,
+        body: ZSendBody,
+        response: {
+          200: ZSendResult,
+          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, BILLING_ERRORS, ['ENVELOPE_NOT_FOUND', 'ALREADY_COMPLETED', 'ENVELOPE_CANCELLED', 'SEND_FAILED'], ENGINE_ERRORS),
+        },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.send(tx, requestContext(request), request.params.id, request.body?.meta) })),
+    });
+
+    r.post('/v1/envelopes/:id/resend', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'resendEnvelope',
+        tags,
+        summary: 'Remind every recipient who still has to act and may act now',
+        security: [...SECURITY.mutate],
+        params: ZEnvelopeIdParam,
+        response: { 200: ZResendResult, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'ALL_SIGNED', 'SEND_FAILED'], ENGINE_ERRORS) },
+      },
+      handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.resend(tx, requestContext(request), request.params.id) })),
+    });
+
+    r.get('/v1/envelopes/:id/download', {
+      config: { auth: 'customer' },
+      schema: {
+        operationId: 'downloadEnvelope',
+        tags,
+        summary: 'The sealed PDF (version=signed, default) or the original upload (version=original)',
+        security: [...SECURITY.read],
+        params: ZEnvelopeIdParam,
+        querystring: ZDownloadQuery,
+        produces: ['application/pdf'],
+        response: {
+          200: z.string().describe('application/pdf'),
+          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, ['ENVELOPE_NOT_FOUND', 'ENVELOPE_NOT_COMPLETE', 'DOWNLOAD_FAILED', 'DOCUMENT_PURGED'], ENGINE_ERRORS),
+        },
+      },
+      handler: async (request, reply) => {
+        const { bytes, filename } = await deps.db.transaction((tx) => envelopes.download(tx, requestContext(request), request.params.id, request.query.version));
+        return reply
+          .type('application/pdf')
+          .header('content-disposition', `attachment; filename="${filename}"`)
+          // A Buffer is sent as is (never serialized); the string schema only documents the PDF body.
+          .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as unknown as string);
+      },
+    });
+
+    r.post('/v1/envelopes/:id/fields', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'addEnvelopeFields',
+        tags,
+        summary: 'Add fields to a DRAFT envelope',
+        security: [...SECURITY.mutate],
+        params: ZEnvelopeIdParam,
+        body: ZAddFields,
+        response: { 200: ZAddFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'FIELD_CREATION_FAILED'], ENGINE_ERRORS) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.addFields(tx, requestContext(request), request.params.id, request.body.fields) })),
+    });
+
+    r.delete('/v1/envelopes/:id/fields/:fid', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'removeEnvelopeField',
+        tags,
+        summary: 'Remove a field from a DRAFT envelope (204; Alt: ?alt=1 answers 200 {success: true})',
+        security: [...SECURITY.mutate],
+        params: ZFieldIdParam,
+        querystring: z.object({ alt: z.enum(['0', '1', 'true', 'false']).optional() }),
+        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'DELETE_FAILED'], ENGINE_ERRORS) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => {
+          await envelopes.removeField(tx, requestContext(request), request.params.id, request.params.fid);
+          const alt = request.query.alt === '1' || request.query.alt === 'true';
+          return alt ? { status: 200, body: { success: true } } : { status: 204, body: null };
+        }),
+    });
+  };
+}

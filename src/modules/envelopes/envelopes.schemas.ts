@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import { ENVELOPE_STATUSES, ROLES } from '../../engine/engine.js';
+import { FIELD_TYPES } from '../../pdf/types.js';
+
+const pct = z.number().min(0).max(100);
+
+/**
+ * A field as callers send it: SPEC's names (positionXPercent…) or the Alt ones (positionX…), both
+ * accepted. Which recipient it belongs to comes from recipientEmail, or from the recipient it is
+ * nested in (Alt create payload).
+ */
+export const ZFieldInput = z
+  .object({
+    type: z.enum(FIELD_TYPES),
+    recipientEmail: z.email().optional(),
+    page: z.number().int().min(1).default(1),
+    positionXPercent: pct.optional(),
+    positionX: pct.optional(),
+    positionYPercent: pct.optional(),
+    positionY: pct.optional(),
+    widthPercent: pct.optional(),
+    width: pct.optional(),
+    heightPercent: pct.optional(),
+    height: pct.optional(),
+    required: z.boolean().optional(),
+    options: z.array(z.string().min(1).max(200)).min(1).max(50).optional(),
+  })
+  .superRefine((f, ctx) => {
+    for (const [a, b] of [
+      ['positionXPercent', 'positionX'],
+      ['positionYPercent', 'positionY'],
+      ['widthPercent', 'width'],
+      ['heightPercent', 'height'],
+    ] as const) {
+      if (f[a] === undefined && f[b] === undefined) ctx.addIssue({ code: 'custom', path: [a], message: `${a} (or ${b}) is required` });
+    }
+    const x = f.positionXPercent ?? f.positionX ?? 0;
+    const y = f.positionYPercent ?? f.positionY ?? 0;
+    const w = f.widthPercent ?? f.width ?? 0;
+    const h = f.heightPercent ?? f.height ?? 0;
+    if (x + w > 100) ctx.addIssue({ code: 'custom', path: ['widthPercent'], message: 'positionX + width must be within the page (<= 100)' });
+    if (y + h > 100) ctx.addIssue({ code: 'custom', path: ['heightPercent'], message: 'positionY + height must be within the page (<= 100)' });
+    if (w === 0 || h === 0) ctx.addIssue({ code: 'custom', path: ['widthPercent'], message: 'width and height must be above 0' });
+    if ((f.type === 'RADIO' || f.type === 'DROPDOWN') && !f.options) ctx.addIssue({ code: 'custom', path: ['options'], message: `${f.type} needs options` });
+  });
+export type TFieldInput = z.infer<typeof ZFieldInput>;
+
+export const ZRecipientInput = z.object({
+  email: z.email().max(320),
+  name: z.string().trim().min(1).max(200),
+  role: z.enum(ROLES),
+  signingOrder: z.number().int().min(1).max(1000).optional(),
+  fields: z.array(ZFieldInput).max(200).optional(),
+});
+
+export const ZMeta = z.object({
+  subject: z.string().max(300).optional(),
+  message: z.string().max(5000).optional(),
+  redirectUrl: z.url({ protocol: /^https?$/ }).optional(),
+});
+
+/** The JSON in the multipart `payload` part of POST /v1/envelopes (and /draft). */
+export const ZCreatePayload = z.object({
+  title: z.string().trim().min(1).max(500).optional(),
+  recipients: z.array(ZRecipientInput).min(1).max(50),
+  fields: z.array(ZFieldInput.refine((f) => f.recipientEmail !== undefined, { message: 'recipientEmail is required', path: ['recipientEmail'] })).max(500).optional(),
+  storageExpiryDays: z.number().int().min(1).max(3650).optional(),
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  meta: ZMeta.optional(),
+  /** Create a DRAFT instead of sending (POST /v1/envelopes only; /draft always drafts). */
+  draft: z.boolean().optional(),
+});
+export type TCreatePayload = z.infer<typeof ZCreatePayload>;
+
+export const ZAddFields = z.object({
+  fields: z.array(ZFieldInput.refine((f) => f.recipientEmail !== undefined, { message: 'recipientEmail is required', path: ['recipientEmail'] })).min(1).max(200),
+});
+
+export const ZSendBody = z.object({ meta: ZMeta.optional() }).optional();
+
+export const ZEnvelopeIdParam = z.object({ id: z.string() });
+export const ZFieldIdParam = z.object({ id: z.string(), fid: z.string() });
+
+export const ZListQuery = z.object({ status: z.enum(ENVELOPE_STATUSES).optional(), wallet: z.string().optional() });
+export const ZDownloadQuery = z.object({ version: z.enum(['signed', 'original']).default('signed') });
+
+export const ZField = z
+  .object({
+    fieldId: z.number().int(),
+    id: z.string(),
+    type: z.enum(FIELD_TYPES),
+    recipientEmail: z.string(),
+    page: z.number().int(),
+    positionX: z.number(),
+    positionXPercent: z.number(),
+    positionY: z.number(),
+    positionYPercent: z.number(),
+    width: z.number(),
+    widthPercent: z.number(),
+    height: z.number(),
+    heightPercent: z.number(),
+  })
+  .meta({ id: 'Field' });
+
+export const ZRecipientStatus = z
+  .object({
+    email: z.string(),
+    name: z.string(),
+    role: z.enum(ROLES),
+    signingOrder: z.number().int().nullable(),
+    signingUrl: z.string(),
+    signingStatus: z.string().describe('NOT_SIGNED | SIGNED | REJECTED'),
+    readStatus: z.string().describe('NOT_OPENED | OPENED'),
+    sendStatus: z.string().describe('NOT_SENT | SENT'),
+    status: z.string().describe('Alt: PENDING | SIGNED | REJECTED'),
+    signedAt: z.string().nullable(),
+    viewedAt: z.string().nullable(),
+    rejectedAt: z.string().nullable(),
+    rejectionReason: z.string().nullable(),
+  })
+  .meta({ id: 'RecipientStatus' });
+
+export const ZEvent = z.object({
+  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED'),
+  event: z.string().describe('The webhook event name, e.g. envelope.signed'),
+  recipientEmail: z.string().nullable(),
+  occurredAt: z.string(),
+});
+
+export const ZEnvelope = z
+  .object({
+    envelopeId: z.uuid(),
+    engineEnvelopeId: z.string(),
+    engineNumericId: z.string().nullable(),
+    status: z.enum(ENVELOPE_STATUSES),
+    title: z.string().nullable(),
+    recipients: z.array(ZRecipientStatus),
+    fields: z.array(ZField),
+    detectedFromPlaceholders: z.boolean(),
+    expiresAt: z.string(),
+    storageExpiresAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    completedAt: z.string().nullable(),
+    events: z.array(ZEvent).optional(),
+  })
+  .meta({ id: 'Envelope' });
+export type TEnvelope = z.infer<typeof ZEnvelope>;
+
+export const ZLiveStatus = z.object({
+  envelopeId: z.uuid(),
+  title: z.string().nullable(),
+  status: z.enum(ENVELOPE_STATUSES),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+  recipients: z.array(ZRecipientStatus),
+});
+
+export const ZDraftCreated = z.object({
+  envelopeId: z.uuid(),
+  status: z.literal('DRAFT'),
+  title: z.string().nullable(),
+  engineNumericId: z.string().nullable(),
+  engineEnvelopeId: z.string(),
+  recipients: z.array(ZRecipientStatus),
+  fields: z.array(ZField),
+  createdAt: z.string(),
+});
+
+export const ZSendResult = z.object({
+  envelopeId: z.uuid(),
+  status: z.enum(ENVELOPE_STATUSES),
+  recipients: z.array(z.object({ name: z.string(), email: z.string(), signingUrl: z.string() })),
+});
+
+export const ZResendResult = z.object({ success: z.literal(true), resentTo: z.array(z.object({ name: z.string(), email: z.string() })) });
+export const ZSuccess = z.object({ success: z.literal(true) });
+export const ZAddFieldsResult = z.object({ fields: z.array(ZField) });

@@ -1,0 +1,45 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { SigningService } from './signing.service.js';
+
+const ZToken = z.object({ token: z.string().max(100) });
+const ZComplete = z.object({
+  fields: z.array(z.object({ fieldId: z.number().int(), value: z.string().max(2000).nullable().optional() })).max(500).default([]),
+  signature: z
+    .object({ kind: z.enum(['typed', 'drawn', 'uploaded']), text: z.string().max(200).optional(), image: z.string().max(2_000_000).optional() })
+    .optional(),
+});
+const ZReject = z.object({ reason: z.string().trim().min(1).max(1000) });
+
+const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
+
+/** JSON routes behind the recipient's signing page; the token in the link is the credential. */
+export function signingRoutes(deps: { signing: SigningService }) {
+  return async function (app: FastifyInstance): Promise<void> {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    // Signing bodies carry a signature image: allow more than the default 1 MiB JSON limit.
+    const bodyLimit = 3 * 1024 * 1024;
+
+    r.get('/sign/:token/session', { schema: { hide: true, params: ZToken } }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return deps.signing.session(request.params.token, client(request));
+    });
+
+    r.get('/sign/:token/document', { schema: { hide: true, params: ZToken } }, async (request, reply) => {
+      const bytes = await deps.signing.document(request.params.token);
+      return reply
+        .type('application/pdf')
+        .header('cache-control', 'no-store')
+        .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    });
+
+    r.post('/sign/:token/complete', { bodyLimit, schema: { hide: true, params: ZToken, body: ZComplete } }, async (request) =>
+      deps.signing.complete(request.params.token, request.body, client(request)),
+    );
+
+    r.post('/sign/:token/reject', { schema: { hide: true, params: ZToken, body: ZReject } }, async (request) =>
+      deps.signing.reject(request.params.token, request.body.reason, client(request)),
+    );
+  };
+}
