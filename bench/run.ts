@@ -10,10 +10,34 @@
  *
  * Absolute figures depend on the machine; the ratio to the bare route is what to compare across runs.
  */
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { measureIdleRss, serveCommand } from './idle-rss.js';
+import { PDF } from '@libpdf/core';
 import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
+
+/** The create-and-send request: a 1-page PDF and two signers with fields by coordinates. */
+async function createAndSendBody(): Promise<{ body: Buffer; contentType: string }> {
+  const pdf = PDF.create();
+  pdf.addPage({ size: 'letter' }).drawText('Bench agreement', { x: 72, y: 700, size: 14 });
+  const form = new FormData();
+  form.append('pdf', new Blob([Buffer.from(await pdf.save())], { type: 'application/pdf' }), 'bench.pdf');
+  const field = (email: string, y: number) => ({ type: 'SIGNATURE', recipientEmail: email, page: 1, positionX: 10, positionY: y, width: 30, height: 6 });
+  form.append(
+    'payload',
+    JSON.stringify({
+      title: 'Bench',
+      recipients: [
+        { email: 'a@example.com', name: 'A', role: 'SIGNER' },
+        { email: 'b@example.com', name: 'B', role: 'SIGNER' },
+      ],
+      fields: [field('a@example.com', 70), field('b@example.com', 80)],
+    }),
+  );
+  const res = new Response(form);
+  return { body: Buffer.from(await res.arrayBuffer()), contentType: res.headers.get('content-type')! };
+}
 
 function positiveNumber(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -43,14 +67,24 @@ const kinds = dbKinds(databaseUrl);
  * autocannon runs in a worker thread so the load generator does not share the event loop of the
  * servers it measures (they live in this process's main thread).
  */
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<autocannon.Result> {
-  return autocannon({ url, headers, connections, duration: seconds, workers: 1 });
+type Request = { method?: 'GET' | 'POST'; body?: Buffer; headers?: Record<string, string> };
+
+async function load(url: string, req: Request, seconds: number): Promise<autocannon.Result> {
+  if (!req.body) return autocannon({ url, headers: req.headers, connections, duration: seconds, workers: 1 });
+  // Uploads run from the main thread: a binary body does not cross to a worker thread intact, and
+  // each request needs its own Idempotency-Key (a function, which cannot cross either).
+  return autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [{ method: req.method, body: req.body, setupRequest: (r) => ({ ...r, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }],
+  });
 }
 
-async function measure(name: string, target: Target, headers: Record<string, string> = {}): Promise<Row> {
+async function measure(name: string, target: Target, req: Request = {}): Promise<Row> {
   process.stderr.write(`  ${name}: warming up ${warmup} s, measuring ${duration} s\n`);
-  await load(target.url, headers, warmup);
-  const r = await load(target.url, headers, duration);
+  await load(target.url, req, warmup);
+  const r = await load(target.url, req, duration);
   return {
     name,
     rps: r.requests.average,
@@ -100,7 +134,16 @@ async function main(): Promise<void> {
   for (const kind of kinds) {
     const signet = await startSignet(kind, databaseUrl);
     try {
-      rows.push(await measure(`Signet GET /v1/account (${DB_LABEL[kind]})`, signet, { authorization: `Bearer ${signet.apiKey}` }));
+      const auth = { authorization: `Bearer ${signet.apiKey}` };
+      rows.push(await measure(`Signet GET /v1/account (${DB_LABEL[kind]})`, signet, { headers: auth }));
+      const upload = await createAndSendBody();
+      rows.push(
+        await measure(`Signet POST /v1/envelopes, 1 page, 2 signers (${DB_LABEL[kind]})`, { url: `${signet.origin}/v1/envelopes`, close: async () => {} }, {
+          method: 'POST',
+          body: upload.body,
+          headers: { ...auth, 'content-type': upload.contentType },
+        }),
+      );
     } finally {
       await signet.close();
     }

@@ -11,7 +11,7 @@ import { openDatabase } from '../src/db/client.js';
 export type DbKind = 'pglite' | 'postgres';
 
 export type Target = { url: string; close(): Promise<void> };
-export type SignetTarget = Target & { apiKey: string };
+export type SignetTarget = Target & { apiKey: string; origin: string };
 
 export const DB_LABEL: Record<DbKind, string> = { pglite: 'PGlite', postgres: 'PostgreSQL' };
 
@@ -60,7 +60,8 @@ export async function startSignet(kind: DbKind, databaseUrl: string | undefined)
       container.services.ops.createCustomer(tx, { actorType: 'system', requestId: null, ip: null }, {
         email: 'bench@example.com',
         name: 'Bench Customer',
-        creditCents: 500,
+        // Enough for every create-and-send the bench makes.
+        creditCents: 100_000_000,
       }),
     );
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -70,6 +71,7 @@ export async function startSignet(kind: DbKind, databaseUrl: string | undefined)
     if (probe.status !== 200) throw new Error(`GET /v1/account answered ${probe.status}: ${await probe.text()}`);
     return {
       url,
+      origin: urlOf(app),
       apiKey: created.apiKey,
       async close() {
         await app.close();
