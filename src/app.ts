@@ -16,6 +16,7 @@ import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
 import { envelopesRoutes } from './modules/envelopes/envelopes.routes.js';
 import { opsEnvelopeRoutes } from './modules/ops/ops-envelopes.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
+import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -121,6 +122,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, prepareDocument: c.prepareDocument, maxPdfBytes: config.maxPdfBytes }),
   );
   await app.register(signingRoutes({ signing: c.signing }));
+  await app.register(signingPageRoutes());
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, audit: c.services.audit, commitMutation: c.commitMutation }));
   await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 

@@ -1,0 +1,313 @@
+// The recipient's fields, overlaid on the page boxes at their percentages, with their values and checks.
+
+const AUTO = new Set(['NAME', 'EMAIL', 'DATE']);
+const SIGN = new Set(['SIGNATURE', 'INITIALS']);
+// As the server accepts it (a comma is taken as the decimal point and sent as one).
+const NUMBER = /^-?\d+(\.\d+)?$/;
+
+/** Initials of a typed signature, as the server derives them for INITIALS fields. */
+const initialsOf = (text) =>
+  text
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase())
+    .join('')
+    .slice(0, 4);
+
+const NOUNS = {
+  SIGNATURE: 'Signature',
+  INITIALS: 'Initials',
+  NAME: 'Name',
+  EMAIL: 'Email',
+  DATE: 'Date',
+  TEXT: 'Text',
+  NUMBER: 'Number',
+  CHECKBOX: 'Checkbox',
+  RADIO: 'Choice',
+  DROPDOWN: 'Choice',
+};
+
+/** The widget's control: an element carrying the field's test id, focus and aria-invalid. */
+function buildControl(field, label) {
+  const testid = `field-${field.fieldId}`;
+  const options = Array.isArray(field.options) ? field.options : [];
+  switch (field.type) {
+    case 'SIGNATURE':
+    case 'INITIALS': {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'control sign';
+      button.textContent = field.type === 'SIGNATURE' ? 'Sign' : 'Initial';
+      return button;
+    }
+    case 'NAME':
+    case 'EMAIL':
+    case 'DATE': {
+      const out = document.createElement('output');
+      out.className = 'control auto';
+      out.textContent = field.value ?? (field.type === 'DATE' ? 'Date of signing' : '');
+      label = `${label}: ${out.textContent}, filled in automatically`;
+      out.setAttribute('aria-label', label);
+      out.dataset.testid = testid;
+      return out;
+    }
+    case 'TEXT':
+    case 'NUMBER': {
+      const input = document.createElement('input');
+      input.type = 'text';
+      input.className = 'control text';
+      input.maxLength = field.type === 'NUMBER' ? 40 : 1000;
+      input.autocomplete = 'off';
+      input.spellcheck = false;
+      input.placeholder = field.type === 'NUMBER' ? 'Number' : 'Text';
+      if (field.type === 'NUMBER') input.inputMode = 'decimal';
+      if (field.value) input.value = field.value;
+      return input;
+    }
+    case 'CHECKBOX': {
+      const input = document.createElement('input');
+      input.type = 'checkbox';
+      input.className = 'control check';
+      input.checked = field.value === 'true';
+      return input;
+    }
+    case 'RADIO': {
+      const group = document.createElement('div');
+      group.className = 'control radios';
+      group.setAttribute('role', 'radiogroup');
+      options.forEach((option, i) => {
+        const item = document.createElement('label');
+        item.className = 'radio';
+        const input = document.createElement('input');
+        input.type = 'radio';
+        input.name = `field-${field.fieldId}`;
+        input.value = option;
+        input.checked = field.value === option;
+        input.dataset.testid = `field-${field.fieldId}-option-${i}`;
+        input.setAttribute('aria-label', option);
+        item.append(input, document.createTextNode(option));
+        group.append(item);
+      });
+      return group;
+    }
+    case 'DROPDOWN': {
+      const select = document.createElement('select');
+      select.className = 'control select';
+      select.append(new Option('Choose…', ''));
+      for (const option of options) select.append(new Option(option, option, false, field.value === option));
+      return select;
+    }
+    default: {
+      const out = document.createElement('output');
+      out.className = 'control auto';
+      out.textContent = field.value ?? '';
+      return out;
+    }
+  }
+}
+
+/**
+ * Places the fields on `views` (from createPageViews) and returns the handle the page drives:
+ * values to submit, validation, the adopted signature, focus movement, and locking after the outcome.
+ */
+export function createFieldLayer({ fields, views, canAct, onSignRequest, onChange }) {
+  const counters = {};
+  const totals = {};
+  for (const f of fields) totals[NOUNS[f.type] ?? f.type] = (totals[NOUNS[f.type] ?? f.type] ?? 0) + 1;
+  const sorted = [...fields].sort((a, b) => a.page - b.page || a.positionY - b.positionY || a.positionX - b.positionX);
+
+  const widgets = sorted.map((field) => {
+    const noun = NOUNS[field.type] ?? field.type;
+    counters[noun] = (counters[noun] ?? 0) + 1;
+    const numbered = totals[noun] > 1 ? `${noun} ${counters[noun]}` : noun;
+    const label = `${numbered}, page ${field.page}${field.required && !AUTO.has(field.type) ? ', required' : ''}`;
+
+    const box = document.createElement('div');
+    box.className = `field type-${field.type.toLowerCase()}`;
+    box.dataset.testid = `field-box-${field.fieldId}`;
+    if (field.required && !AUTO.has(field.type)) box.classList.add('required');
+    // Messages open towards the middle of the page, so they never stick out of it (a phone would zoom out).
+    if (field.positionX + field.width / 2 > 50) box.classList.add('error-left');
+    if (field.positionY + field.height > 90) box.classList.add('error-above');
+    box.style.left = `${field.positionX}%`;
+    box.style.top = `${field.positionY}%`;
+    box.style.width = `${field.positionX + field.width > 100 ? 100 - field.positionX : field.width}%`;
+    box.style.height = `${field.height}%`;
+    // Font size follows the field's height on screen (CSS reads --h against the page box's height).
+    box.style.setProperty('--h', String(field.height));
+
+    const control = buildControl(field, label);
+    if (!control.dataset.testid) control.dataset.testid = `field-${field.fieldId}`;
+    if (!control.hasAttribute('aria-label')) control.setAttribute('aria-label', label);
+    const error = document.createElement('span');
+    error.className = 'field-error';
+    error.id = `field-error-${field.fieldId}`;
+    error.dataset.testid = `field-error-${field.fieldId}`;
+    error.hidden = true;
+    box.append(control, error);
+
+    const view = views.find((v) => v.n === field.page);
+    (view ?? views[views.length - 1])?.overlay.append(box);
+    return { field, box, control, error, label };
+  });
+
+  let signature = null;
+  const interactive = widgets.filter((w) => !AUTO.has(w.field.type));
+
+  const valueOf = (w) => {
+    const { type } = w.field;
+    if (isSign(type)) return signature ? 'signed' : '';
+    if (type === 'CHECKBOX') return w.control.checked ? 'true' : 'false';
+    if (type === 'RADIO') return w.control.querySelector('input:checked')?.value ?? '';
+    if (type === 'DROPDOWN') return w.control.value;
+    if (type === 'NUMBER') return w.control.value.trim().replace(',', '.');
+    if (type === 'TEXT') return w.control.value.trim();
+    return w.field.value ?? '';
+  };
+
+  /** The problem with a widget's value, or null. */
+  const problemOf = (w) => {
+    const { type, required } = w.field;
+    const value = valueOf(w);
+    if (isSign(type)) return required && !signature ? (type === 'SIGNATURE' ? 'Sign here' : 'Add your initials here') : null;
+    if (type === 'CHECKBOX') return required && value !== 'true' ? 'Tick this box to continue' : null;
+    if (type === 'RADIO' || type === 'DROPDOWN') return required && !value ? 'Choose an option' : null;
+    if (type === 'NUMBER' && value && !NUMBER.test(value)) return 'Enter a number, like 42 or 3.5';
+    if (required && !value) return type === 'NUMBER' ? 'Enter a number' : 'Fill in this field';
+    return null;
+  };
+
+  const focusTarget = (w) => (w.field.type === 'RADIO' ? (w.control.querySelector('input:checked') ?? w.control.querySelector('input')) : w.control);
+
+  const showError = (w, message) => {
+    w.error.textContent = message ?? '';
+    w.error.hidden = !message;
+    w.box.classList.toggle('invalid', Boolean(message));
+    if (message) {
+      w.control.setAttribute('aria-invalid', 'true');
+      w.control.setAttribute('aria-describedby', w.error.id);
+    } else {
+      w.control.removeAttribute('aria-invalid');
+      w.control.removeAttribute('aria-describedby');
+    }
+  };
+
+  const refresh = (w) => {
+    const value = valueOf(w);
+    w.box.classList.toggle('filled', problemOf(w) === null && value !== '' && value !== 'false');
+    // Once a message is showing, it goes away as soon as the value is good.
+    if (!w.error.hidden) showError(w, problemOf(w));
+    onChange?.();
+  };
+
+  for (const w of interactive) {
+    if (!canAct) {
+      disable(w);
+      continue;
+    }
+    if (isSign(w.field.type)) w.control.addEventListener('click', () => onSignRequest(w.field, w.control));
+    else {
+      w.control.addEventListener('input', () => refresh(w));
+      w.control.addEventListener('change', () => refresh(w));
+    }
+    if (w.field.type === 'NUMBER') w.control.addEventListener('blur', () => w.control.value.trim() && showError(w, problemOf(w)));
+  }
+
+  return {
+    /** Required fields still missing, and all required ones, for the progress line. */
+    progress() {
+      const required = interactive.filter((w) => w.field.required);
+      return { done: required.filter((w) => problemOf(w) === null).length, total: required.length };
+    },
+    hasSignatureFields: interactive.some((w) => isSign(w.field.type)),
+    /** Marks every problem inline; returns the widgets that have one, in document order. */
+    validate() {
+      const bad = [];
+      for (const w of interactive) {
+        const problem = problemOf(w);
+        showError(w, problem);
+        if (problem) bad.push(w);
+      }
+      return bad;
+    },
+    /** The `fields` of POST /complete: SIGNATURE/INITIALS by id only (the value is the signature). */
+    submission() {
+      const out = [];
+      for (const w of interactive) {
+        const { fieldId, type } = w.field;
+        if (isSign(type)) {
+          if (signature) out.push({ fieldId });
+          continue;
+        }
+        const value = valueOf(w);
+        if (type === 'CHECKBOX' || value !== '') out.push({ fieldId, value });
+      }
+      return out;
+    },
+    /** Shows a message the server gave for one of the submitted fields. */
+    showServerError(fieldId, message) {
+      const w = widgets.find((x) => x.field.fieldId === fieldId);
+      if (!w) return false;
+      showError(w, message);
+      return true;
+    },
+    setSignature(sig) {
+      signature = sig;
+      for (const w of interactive) {
+        if (!isSign(w.field.type)) continue;
+        w.control.replaceChildren();
+        if (sig && sig.kind === 'typed' && w.field.type === 'INITIALS') {
+          // A typed signature gives typed initials; a drawn or uploaded one is used as is.
+          const span = document.createElement('span');
+          span.className = 'typed-initials';
+          span.textContent = initialsOf(sig.text);
+          w.control.append(span);
+          w.control.setAttribute('aria-label', `${w.label}: ${span.textContent}, activate to change`);
+        } else if (sig) {
+          const img = document.createElement('img');
+          img.src = sig.image;
+          img.alt = '';
+          w.control.append(img);
+          w.control.setAttribute('aria-label', `${w.label}: signed, activate to change`);
+        } else {
+          w.control.textContent = w.field.type === 'SIGNATURE' ? 'Sign' : 'Initial';
+          w.control.setAttribute('aria-label', w.label);
+        }
+        refresh(w);
+      }
+    },
+    get signature() {
+      return signature;
+    },
+    /** Moves focus to the next field that still needs something (after the focused one, wrapping); false when none does. */
+    focusNext() {
+      const missing = interactive.filter((w) => problemOf(w) !== null);
+      if (!missing.length) return false;
+      const current = interactive.findIndex((w) => w.box.contains(document.activeElement));
+      focusWidget(missing.find((w) => interactive.indexOf(w) > current) ?? missing[0]);
+      return true;
+    },
+    focusWidget(w) {
+      focusWidget(w);
+    },
+    /** After the outcome: nothing can be changed any more. */
+    lock() {
+      interactive.forEach(disable);
+    },
+  };
+
+  function disable(w) {
+    if ('disabled' in w.control) w.control.disabled = true;
+    else w.control.setAttribute('aria-disabled', 'true');
+    w.control.querySelectorAll('input').forEach((i) => (i.disabled = true));
+  }
+
+  function focusWidget(w) {
+    w.box.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    focusTarget(w).focus({ preventScroll: true });
+  }
+}
+
+function isSign(type) {
+  return SIGN.has(type);
+}

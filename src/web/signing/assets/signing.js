@@ -1,0 +1,321 @@
+// The recipient signing page. Plain ES module, no build step. The server sends a static shell; this
+// fetches the recipient's session, renders the document and their fields, and posts the outcome.
+import { createFieldLayer } from './fields.js';
+import { createPageViews, openPdf } from './pdf-view.js';
+import { createSignatureDialog } from './signature-dialog.js';
+
+const $ = (id) => document.getElementById(id);
+const root = $('signing-app');
+const url = (attr) => new URL(root.dataset[attr], location.href).href;
+const urls = { session: url('sessionUrl'), complete: url('completeUrl'), reject: url('rejectUrl'), pdfjs: url('pdfjsBase') };
+
+const banner = $('status-banner');
+const actionBar = $('action-bar');
+const finishButton = $('finish-button');
+const rejectButton = $('reject-button');
+const nextButton = $('next-field-button');
+const progress = $('progress');
+const documentArea = $('document');
+
+/** Shows the one status line under the header. tone: info | waiting | success | error. */
+function say(tone, text, extra) {
+  banner.hidden = false;
+  banner.dataset.tone = tone;
+  banner.setAttribute('role', tone === 'error' ? 'alert' : 'status');
+  banner.replaceChildren(document.createTextNode(text));
+  if (extra) banner.append(' ', extra);
+}
+
+/** JSON request to our own routes; resolves {status, body}, rejects only when the network fails. */
+async function call(target, { method = 'GET', body } = {}) {
+  const response = await fetch(target, {
+    method,
+    headers: body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  return { status: response.status, ok: response.ok, body: data };
+}
+
+const person = (p) => (p.name ? `${p.name} <${p.email}>` : p.email);
+const list = (items) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+
+/** Why this recipient cannot act now, in words. */
+function reasonText(session) {
+  const { reason, waitingFor = [], recipient, envelope } = session;
+  switch (reason) {
+    case 'waiting':
+      return waitingFor.length
+        ? `Waiting for ${list(waitingFor.map(person))} to sign first. You will get an email when it is your turn.`
+        : 'It is not your turn yet. You will get an email when it is.';
+    case 'signed':
+      return recipient.role === 'APPROVER' ? 'You have approved this document.' : 'You have signed this document. Nothing more is needed from you.';
+    case 'rejected':
+      return recipient.status === 'REJECTED' ? 'You declined this document.' : 'This document was declined by a recipient; it can no longer be signed.';
+    case 'completed':
+      return 'This document has been completed by everyone.';
+    case 'cancelled':
+      return 'The sender cancelled this document; it can no longer be signed.';
+    case 'expired':
+      return 'The time to sign this document has run out. Ask the sender to send it again.';
+    case 'view_only':
+      return 'You can view this document. No action is needed from you.';
+    default:
+      return envelope.status === 'COMPLETED' ? 'This document has been completed.' : 'This document cannot be signed right now.';
+  }
+}
+
+/** A signer waiting for an earlier one may already decline (not while the envelope is still a draft or unsent). */
+function canDeclineEarly(session) {
+  return session.reason === 'waiting' && !['DRAFT', 'PENDING'].includes(session.envelope.status) && ['SIGNER', 'APPROVER'].includes(session.recipient.role);
+}
+
+function safeRedirect(target) {
+  if (!target) return null;
+  try {
+    const parsed = new URL(target, location.href);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** After the outcome: lock the page, say what happened, and go on to redirectUrl when the sender gave one. */
+function concluded(layer, text, redirectUrl) {
+  layer?.lock();
+  actionBar.hidden = true;
+  root.dataset.outcome = 'done';
+  const next = safeRedirect(redirectUrl);
+  if (!next) return say('success', text);
+  const link = document.createElement('a');
+  link.href = next;
+  link.textContent = 'Continue';
+  link.dataset.testid = 'redirect-link';
+  link.rel = 'noreferrer';
+  say('success', `${text} Taking you on…`, link);
+  setTimeout(() => location.assign(next), 2500);
+}
+
+function showHeader(session) {
+  const title = session.envelope.title || 'Untitled document';
+  $('document-title').textContent = title;
+  document.title = `${title} · Review and sign`;
+  const line = $('recipient-line');
+  const verb = session.canAct ? (session.recipient.role === 'APPROVER' ? 'Approving as' : 'Signing as') : 'Viewing as';
+  line.textContent = `${verb} ${person(session.recipient)}`;
+  const download = document.createElement('a');
+  download.href = new URL(session.documentUrl, location.href).href;
+  download.textContent = 'Download PDF';
+  download.className = 'download';
+  download.dataset.testid = 'download-link';
+  download.setAttribute('aria-label', 'Download the document as a PDF');
+  download.setAttribute('download', '');
+  line.append(' · ', download);
+}
+
+async function loadSession() {
+  let result;
+  try {
+    result = await call(urls.session);
+  } catch {
+    return { error: 'The server could not be reached. Check your connection and reload the page.' };
+  }
+  if (result.status === 404) return { error: 'This signing link is not valid or no longer active. Ask the sender for a new one.', fatal: true };
+  if (!result.ok || !result.body?.envelope) return { error: result.body?.error ?? `The document could not be loaded (HTTP ${result.status}). Reload the page to try again.` };
+  return { session: result.body };
+}
+
+async function loadDocument(session) {
+  const response = await fetch(new URL(session.documentUrl, location.href), { credentials: 'same-origin', cache: 'no-store' });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  const doc = await openPdf(urls.pdfjs, new Uint8Array(await response.arrayBuffer()));
+  $('document-loading')?.remove();
+  return createPageViews(documentArea, doc);
+}
+
+/** Finish and Next field; `hooks` receives the field layer's callbacks. */
+function wireFinish(session, layer, hooks) {
+  const signatureDialog = createSignatureDialog();
+  const approver = session.recipient.role === 'APPROVER';
+  finishButton.textContent = approver ? 'Approve' : 'Finish';
+  finishButton.setAttribute('aria-label', approver ? 'Approve this document' : 'Finish signing');
+  actionBar.hidden = false;
+  finishButton.hidden = false;
+  progress.hidden = false;
+  let busy = false;
+
+  // Set while the banner shows the "fields need your attention" message, which goes once they are done.
+  let checkFailed = false;
+  const updateProgress = () => {
+    const { done, total } = layer.progress();
+    progress.textContent = total ? `${done} of ${total} required fields done` : 'No fields to fill';
+    nextButton.hidden = total === 0 || done === total;
+    if (checkFailed && done === total) {
+      checkFailed = false;
+      banner.hidden = true;
+    }
+  };
+  hooks.change = updateProgress;
+  updateProgress();
+
+  const setBusy = (on) => {
+    busy = on;
+    for (const b of [finishButton, rejectButton, nextButton]) b.disabled = on;
+    root.setAttribute('aria-busy', String(on));
+  };
+
+  hooks.sign = async (field, control) => {
+    const sig = await signatureDialog.open(session.recipient.name);
+    if (sig) layer.setSignature(sig);
+    updateProgress();
+    control.focus();
+  };
+
+  nextButton.addEventListener('click', () => {
+    if (!layer.focusNext()) finishButton.focus();
+  });
+
+  finishButton.addEventListener('click', async () => {
+    if (busy) return;
+    const bad = layer.validate();
+    if (bad.length) {
+      say('error', bad.length === 1 ? 'One field needs your attention; it is marked in red.' : `${bad.length} fields need your attention; they are marked in red.`);
+      checkFailed = true;
+      layer.focusWidget(bad[0]);
+      return;
+    }
+    const body = { fields: layer.submission() };
+    if (layer.signature) {
+      const { kind, text, image } = layer.signature;
+      body.signature = kind === 'typed' ? { kind, text, image } : { kind, image };
+    }
+    setBusy(true);
+    checkFailed = false;
+    say('info', approver ? 'Approving…' : 'Signing…');
+    let result;
+    try {
+      result = await call(urls.complete, { method: 'POST', body });
+    } catch {
+      setBusy(false);
+      return say('error', 'The server could not be reached; nothing was sent. Check your connection and press Finish again.');
+    }
+    if (result.ok) {
+      const title = session.envelope.title ? `“${session.envelope.title}”` : 'the document';
+      const text = result.body?.status === 'APPROVED' ? `You approved ${title}.` : `You signed ${title}. Everyone will get the completed document by email.`;
+      return concluded(layer, text, result.body?.redirectUrl ?? session.redirectUrl);
+    }
+    setBusy(false);
+    const code = result.body?.code;
+    const message = result.body?.error ?? `Something went wrong (HTTP ${result.status}).`;
+    if (code === 'VALIDATION_ERROR') {
+      // A path names a field by id ("body.fields[fieldId=12]") or by its place in what we sent ("body.fields.1.value").
+      let placed = 0;
+      for (const d of result.body?.details ?? []) {
+        const path = String(d.path ?? '');
+        const byId = /fieldId=(\d+)/.exec(path);
+        const byIndex = /fields\.(\d+)/.exec(path);
+        const fieldId = byId ? Number(byId[1]) : byIndex ? body.fields[Number(byIndex[1])]?.fieldId : undefined;
+        if (fieldId !== undefined && layer.showServerError(fieldId, d.message ?? 'Check this field')) placed++;
+      }
+      return say('error', placed ? 'Some fields need your attention; they are marked in red.' : message);
+    }
+    if (code === 'NOT_YOUR_TURN' || code === 'ALREADY_ACTED' || code === 'ENVELOPE_NOT_ACTIVE') {
+      layer.lock();
+      actionBar.hidden = true;
+      const fresh = await loadSession();
+      return say(code === 'ALREADY_ACTED' ? 'info' : 'waiting', fresh.session ? reasonText(fresh.session) : message);
+    }
+    say('error', `${message} Your entries are kept; you can try again.`);
+  });
+}
+
+/** Decline with a reason. Also offered while waiting for one's turn: a later signer may refuse early. */
+function wireDecline(layer) {
+  actionBar.hidden = false;
+  rejectButton.hidden = false;
+  const rejectDialog = $('reject-dialog');
+  const reason = $('reject-reason');
+  const rejectError = $('reject-error');
+  rejectButton.addEventListener('click', () => {
+    rejectError.textContent = '';
+    rejectDialog.showModal();
+    reason.focus();
+  });
+  $('reject-cancel').addEventListener('click', () => rejectDialog.close());
+  rejectDialog.addEventListener('close', () => rejectButton.isConnected && !actionBar.hidden && rejectButton.focus());
+  $('reject-confirm').addEventListener('click', async () => {
+    const text = reason.value.trim();
+    if (!text) {
+      rejectError.textContent = 'Please give a reason.';
+      reason.setAttribute('aria-invalid', 'true');
+      reason.focus();
+      return;
+    }
+    reason.removeAttribute('aria-invalid');
+    const confirm = $('reject-confirm');
+    confirm.disabled = true;
+    let result;
+    try {
+      result = await call(urls.reject, { method: 'POST', body: { reason: text } });
+    } catch {
+      confirm.disabled = false;
+      rejectError.textContent = 'The server could not be reached; nothing was sent. Try again.';
+      return;
+    }
+    confirm.disabled = false;
+    if (!result.ok) {
+      rejectError.textContent = result.body?.error ?? `Something went wrong (HTTP ${result.status}).`;
+      return;
+    }
+    rejectDialog.close();
+    concluded(layer, 'You declined this document. The sender has been told.', null);
+  });
+}
+
+async function main() {
+  const { session, error, fatal } = await loadSession();
+  if (!session) {
+    $('document-title').textContent = fatal ? 'Link not valid' : 'Document unavailable';
+    $('document-loading')?.remove();
+    documentArea.setAttribute('aria-busy', 'false');
+    return say('error', error);
+  }
+  root.dataset.canAct = String(session.canAct);
+  showHeader(session);
+  if (!session.canAct) say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
+
+  let views;
+  try {
+    views = await loadDocument(session);
+  } catch (err) {
+    console.error(err);
+    $('document-loading')?.remove();
+    documentArea.setAttribute('aria-busy', 'false');
+    return say('error', 'The document could not be displayed here. Use “Download PDF” to open it.');
+  }
+  documentArea.setAttribute('aria-busy', 'false');
+
+  const hooks = {};
+  const layer = createFieldLayer({
+    fields: session.fields ?? [],
+    views,
+    canAct: session.canAct,
+    onSignRequest: (field, control) => hooks.sign?.(field, control),
+    onChange: () => hooks.change?.(),
+  });
+  if (session.canAct) wireFinish(session, layer, hooks);
+  if (session.canAct || canDeclineEarly(session)) wireDecline(layer);
+  root.dataset.ready = 'true';
+}
+
+main().catch((err) => {
+  console.error(err);
+  say('error', 'Something went wrong while loading this page. Reload to try again.');
+});

@@ -1,0 +1,157 @@
+/**
+ * The recipient signing page: a static HTML shell. It reads nothing from the database; the client
+ * script fetches `<token>/session` and renders everything else, so the page itself can be cached by
+ * nobody and costs nothing to serve. All URLs are relative to /sign/<token>, which keeps the page
+ * working behind a proxy that mounts Signet under a path prefix.
+ */
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+/**
+ * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline
+ * script or style, images from our origin or data:/blob: URLs (signature previews), fetches to our origin
+ * only, and no framing (a signing page inside someone else's frame is a clickjacking target).
+ */
+export const SIGNING_PAGE_CSP = {
+  'default-src': ["'none'"],
+  'script-src': ["'self'"],
+  'worker-src': ["'self'"],
+  'connect-src': ["'self'"],
+  'img-src': ["'self'", 'data:', 'blob:'],
+  'style-src': ["'self'"],
+  'font-src': ["'self'", 'data:'],
+  'base-uri': ["'none'"],
+  'form-action': ["'none'"],
+  'frame-ancestors': ["'none'"],
+  'object-src': ["'none'"],
+} as const;
+
+/**
+ * CSP sent with the static files. Browsers apply it only to the pdf.js worker (a worker runs under its own
+ * script's policy): it may fetch its data files from our origin and compile the wasm image decoders.
+ */
+export const SIGNING_ASSET_CSP = {
+  'default-src': ["'none'"],
+  'script-src': ["'self'", "'wasm-unsafe-eval'"],
+  'connect-src': ["'self'"],
+} as const;
+
+export type SigningPageOptions = {
+  /** The token from the path; the caller has checked it is URL-safe. */
+  token: string;
+  /** `app-<hash>` and `pdfjs-<version>`, the versioned asset folders under /sign/assets/. */
+  appPrefix: string;
+  pdfjsPrefix: string;
+};
+
+export function renderSigningPage(o: SigningPageOptions): string {
+  const app = `assets/${escapeHtml(o.appPrefix)}`;
+  const pdfjs = `assets/${escapeHtml(o.pdfjsPrefix)}`;
+  const token = escapeHtml(o.token);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<title>Review and sign</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${app}/signing.css">
+<link rel="modulepreload" href="${pdfjs}/pdf.min.mjs">
+<script type="module" src="${app}/signing.js"></script>
+</head>
+<body>
+<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-pdfjs-base="${pdfjs}/">
+  <header class="topbar">
+    <p class="brand">Signet</p>
+    <h1 id="document-title" class="title" data-testid="document-title">Loading document…</h1>
+    <p id="recipient-line" class="recipient" data-testid="recipient-line"></p>
+  </header>
+
+  <div id="status-banner" class="banner" role="status" aria-live="polite" data-testid="status-banner" hidden></div>
+
+  <main id="document" class="document" aria-label="Document" aria-busy="true" data-testid="document">
+    <p id="document-loading" class="loading" data-testid="document-loading">Loading the document…</p>
+  </main>
+
+  <footer id="action-bar" class="actionbar" aria-label="Signing actions" hidden>
+    <p id="progress" class="progress" aria-live="polite" data-testid="progress" hidden></p>
+    <div class="actions">
+      <button type="button" id="next-field-button" class="button secondary" data-testid="next-field-button" aria-label="Next field to fill" hidden>Next field</button>
+      <button type="button" id="reject-button" class="button danger-outline" data-testid="reject-button" aria-label="Decline to sign this document" hidden>Decline</button>
+      <button type="button" id="finish-button" class="button primary" data-testid="finish-button" aria-label="Finish signing" hidden>Finish</button>
+    </div>
+  </footer>
+
+  <dialog id="signature-dialog" class="dialog" aria-labelledby="signature-dialog-title" aria-describedby="signature-dialog-help" data-testid="signature-dialog">
+    <h2 id="signature-dialog-title">Adopt your signature</h2>
+    <p id="signature-dialog-help" class="help">It is placed in every signature and initials field of yours in this document.</p>
+    <div class="tabs" role="tablist" aria-label="How to create your signature">
+      <button type="button" role="tab" id="signature-tab-draw" class="tab" aria-selected="true" aria-controls="signature-panel-draw" aria-label="Draw your signature" data-testid="signature-tab-draw">Draw</button>
+      <button type="button" role="tab" id="signature-tab-type" class="tab" aria-selected="false" aria-controls="signature-panel-type" aria-label="Type your signature" tabindex="-1" data-testid="signature-tab-type">Type</button>
+      <button type="button" role="tab" id="signature-tab-upload" class="tab" aria-selected="false" aria-controls="signature-panel-upload" aria-label="Upload an image of your signature" tabindex="-1" data-testid="signature-tab-upload">Upload</button>
+    </div>
+    <div role="tabpanel" id="signature-panel-draw" class="panel" aria-labelledby="signature-tab-draw" data-testid="signature-panel-draw">
+      <canvas id="signature-draw-canvas" class="pad" role="img" aria-label="Signature drawing area: draw with a mouse, pen or finger" data-testid="signature-draw-canvas"></canvas>
+      <div class="panel-actions">
+        <span class="hint">Sign above the line</span>
+        <button type="button" id="signature-draw-clear" class="button link" aria-label="Clear the drawing" data-testid="signature-draw-clear">Clear</button>
+      </div>
+    </div>
+    <div role="tabpanel" id="signature-panel-type" class="panel" aria-labelledby="signature-tab-type" data-testid="signature-panel-type" hidden>
+      <label for="signature-type-input" class="label">Your name</label>
+      <input id="signature-type-input" class="input" type="text" maxlength="80" autocomplete="name" aria-label="Type your signature" data-testid="signature-type-input">
+      <canvas id="signature-type-preview" class="pad preview" role="img" aria-label="Preview of your typed signature" data-testid="signature-type-preview"></canvas>
+    </div>
+    <div role="tabpanel" id="signature-panel-upload" class="panel" aria-labelledby="signature-tab-upload" data-testid="signature-panel-upload" hidden>
+      <label for="signature-upload-input" class="label">An image of your signature (PNG or JPEG, up to 5 MB)</label>
+      <input id="signature-upload-input" class="input" type="file" accept="image/png,image/jpeg" aria-label="Upload an image of your signature" data-testid="signature-upload-input">
+      <img id="signature-upload-preview" class="pad preview" alt="Preview of the uploaded signature" data-testid="signature-upload-preview" hidden>
+    </div>
+    <p id="signature-error" class="error" role="alert" data-testid="signature-error"></p>
+    <div class="dialog-actions">
+      <button type="button" id="signature-cancel" class="button secondary" aria-label="Cancel and close" data-testid="signature-cancel">Cancel</button>
+      <button type="button" id="signature-apply" class="button primary" aria-label="Adopt and sign with this signature" data-testid="signature-apply">Adopt and sign</button>
+    </div>
+  </dialog>
+
+  <dialog id="reject-dialog" class="dialog" aria-labelledby="reject-dialog-title" aria-describedby="reject-dialog-help" data-testid="reject-dialog">
+    <h2 id="reject-dialog-title">Decline to sign</h2>
+    <p id="reject-dialog-help" class="help">The sender is told that you declined, with your reason. This cannot be undone.</p>
+    <label for="reject-reason" class="label">Reason</label>
+    <textarea id="reject-reason" class="input" rows="4" maxlength="1000" aria-label="Reason for declining" aria-required="true" data-testid="reject-reason"></textarea>
+    <p id="reject-error" class="error" role="alert" data-testid="reject-error"></p>
+    <div class="dialog-actions">
+      <button type="button" id="reject-cancel" class="button secondary" aria-label="Cancel and close" data-testid="reject-cancel">Cancel</button>
+      <button type="button" id="reject-confirm" class="button danger" aria-label="Decline to sign" data-testid="reject-confirm">Decline</button>
+    </div>
+  </dialog>
+
+  <noscript><p class="banner error-banner">This page needs JavaScript to show and sign the document.</p></noscript>
+</div>
+</body>
+</html>
+`;
+}
+
+/** A link whose token cannot be one of ours: answered without touching the database or the client script. */
+export function renderInvalidLinkPage(): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>Link not valid</title>
+</head>
+<body>
+<main>
+<h1>This signing link is not valid</h1>
+<p>Check that you copied the whole link from the email, or ask the sender for a new one.</p>
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,157 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { PDF, rgb } from '@libpdf/core';
+import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+
+/** Where end-to-end tests keep what a person may want to look at afterwards (screenshots, sealed PDFs). */
+export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+export function artifactPath(name: string): string {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  return path.join(ARTIFACTS_DIR, name);
+}
+
+/** A port that was free a moment ago: the server's links must name it before the server listens. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/**
+ * Debian's chromium through playwright-core, headless, in a fresh profile directory, with everything
+ * that would reach the network on its own (updates, sync, QUIC probes) switched off.
+ */
+export async function launchChromium(options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  const profile = mkdtempSync(path.join(tmpdir(), 'signet-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    ...options,
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Collects what would go unnoticed in a headless page: script errors, console errors (failed loads,
+ * "Refused to …" from the CSP) and CSP violation events, while the page is on a /sign/ URL.
+ */
+export async function watchPage(page: Page): Promise<string[]> {
+  const problems: string[] = [];
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+  });
+  // Only while on a signing page: the page may send the recipient elsewhere when they finish.
+  const onSigningPage = () => new URL(page.url()).pathname.startsWith('/sign/');
+  page.on('pageerror', (err) => onSigningPage() && problems.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && onSigningPage()) problems.push(`console: ${msg.text()} (${msg.location().url})`);
+  });
+  return problems;
+}
+
+/** Draws a signature-like stroke across the pad with real mouse moves (pointer events in the page). */
+export async function drawOnCanvas(page: Page, selector: string): Promise<void> {
+  const box = await page.locator(selector).boundingBox();
+  if (!box) throw new Error(`${selector} is not visible`);
+  await page.mouse.move(box.x + box.width * 0.12, box.y + box.height * 0.6);
+  await page.mouse.down();
+  for (let i = 1; i <= 40; i++) {
+    const t = i / 40;
+    await page.mouse.move(box.x + box.width * (0.12 + 0.76 * t), box.y + box.height * (0.55 - 0.22 * Math.sin(t * Math.PI * 4)));
+  }
+  await page.mouse.up();
+}
+
+/** A one-page letter-size contract with room for fields, made with @libpdf/core. */
+export async function contractPdf(): Promise<Uint8Array> {
+  const pdf = PDF.create();
+  const page = pdf.addPage({ size: 'letter' });
+  page.drawText('Services agreement', { x: 72, y: 720, size: 22, color: rgb(0, 0, 0) });
+  page.drawText(
+    'The client engages the contractor for the services described below. Both parties sign in the order shown; the sealed copy with its audit certificate is sent to each of them.',
+    { x: 72, y: 680, size: 11, maxWidth: 468, lineHeight: 15 },
+  );
+  // Captions just under where the test places the fields (TEXT ends at 36.5% from the top, SIGNATURE at 74%).
+  page.drawText('Company', { x: 64, y: 490, size: 9 });
+  page.drawText('Client signature', { x: 64, y: 194, size: 9 });
+  page.drawText('Contractor signature', { x: 420, y: 194, size: 9 });
+  return pdf.save();
+}
+
+export type Api = {
+  base: string;
+  json<T = unknown>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }>;
+  createEnvelope(pdf: Uint8Array, payload: unknown): Promise<{ status: number; body: any }>;
+  download(url: string): Promise<{ status: number; type: string | null; bytes: Uint8Array }>;
+};
+
+/** The customer API over real HTTP, with one API key. */
+export function apiClient(base: string, apiKey: string): Api {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  return {
+    base,
+    async json(method, url, body) {
+      const res = await fetch(base + url, {
+        method,
+        headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json() };
+    },
+    async createEnvelope(pdf, payload) {
+      const form = new FormData();
+      form.append('pdf', new Blob([Buffer.from(pdf)], { type: 'application/pdf' }), 'contract.pdf');
+      form.append('payload', JSON.stringify(payload));
+      const res = await fetch(`${base}/v1/envelopes`, { method: 'POST', headers: { ...auth, 'idempotency-key': randomUUID() }, body: form });
+      return { status: res.status, body: await res.json() };
+    },
+    async download(url) {
+      const res = await fetch(base + url, { headers: auth });
+      return { status: res.status, type: res.headers.get('content-type'), bytes: new Uint8Array(await res.arrayBuffer()) };
+    },
+  };
+}
+
+/** Polls until `probe` returns a value (not undefined), or fails after `timeoutMs` with the last seen state. */
+export async function waitFor<T>(what: string, probe: () => Promise<{ done: T | undefined; seen: unknown }>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let seen: unknown;
+  for (;;) {
+    const r = await probe();
+    if (r.done !== undefined) return r.done;
+    seen = r.seen;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(seen)}`);
+    await sleep(150);
+  }
+}
+
+/** Runs a command-line tool; resolves with its exit code and output whatever the code. */
+export function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
