@@ -100,7 +100,15 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
         const s = input.signature;
         if (s.kind === 'typed') {
           if (!s.text?.trim()) throw invalid('body.signature.text', 'a typed signature needs text');
-          signature = { kind: 'typed', text: s.text.trim().slice(0, 200) };
+          // The page also sends the typed name as drawn in its script font; stamping that image makes
+          // the sealed PDF look like the preview the signer approved.
+          let imageKey: string | undefined;
+          if (s.image) {
+            const img = decodeImage(s.image, 'body.signature.image');
+            imageKey = documentKey(doc.id, `signatures/${me.id}.${img.ext}`);
+            await storage.put(imageKey, img.bytes);
+          }
+          signature = { kind: 'typed', text: s.text.trim().slice(0, 200), imageKey };
         } else {
           if (!s.image) throw invalid('body.signature.image', `a ${s.kind} signature needs an image`);
           const img = decodeImage(s.image, 'body.signature.image');
@@ -116,10 +124,10 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
         const path = `body.fields[fieldId=${f.id}]`;
         let value: string | null;
         if (AUTO_FILLED.has(f.type)) value = this.prefill(me, f);
-        else if (f.type === 'SIGNATURE') value = signature?.kind === 'typed' ? signature.text! : signature ? `image:${signature.imageKey}` : null;
+        else if (f.type === 'SIGNATURE') value = signature?.imageKey ? `image:${signature.imageKey}` : (signature?.text ?? null);
         else if (f.type === 'INITIALS') {
           const typed = given.get(f.id)?.trim();
-          value = signature?.kind === 'typed' || !signature ? typed || initialsOf(signature?.text ?? me.name) : `image:${signature.imageKey}`;
+          value = signature?.kind !== 'typed' && signature?.imageKey ? `image:${signature.imageKey}` : typed || initialsOf(signature?.text ?? me.name);
         } else value = validateValue(f, given.get(f.id), path);
         if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, `${f.type} is required`);
         await repo.setFieldValue(tx, f.id, value);
