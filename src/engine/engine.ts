@@ -67,8 +67,11 @@ export interface SigningEngine {
   addFields(tx: Tx, engineEnvelopeId: string, fields: EngineFieldInput[]): Promise<{ engineFieldId: number; recipientEmail: string }[]>;
   /** False when the field does not exist on this document. */
   removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;
-  /** Distributes: invitations go out (to the first in signing order); the document becomes SENT. */
-  send(tx: Tx, engineEnvelopeId: string, meta?: EngineMeta): Promise<void>;
+  /**
+   * Distributes: invitations go out (to the first in signing order); the document becomes SENT.
+   * `testSend` (when given) decides, at send time, whether mail goes to the outbox only.
+   */
+  send(tx: Tx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
   /** Reminds every recipient who still has to act and may act now; returns whom. */
   resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
   cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;

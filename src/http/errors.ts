@@ -48,6 +48,7 @@ export const ERROR_CODES = {
   ENVELOPE_CANCELLED: [400, 'Send or resend on a CANCELLED envelope.'],
   ALREADY_COMPLETED: [400, 'Send on an envelope that is not a DRAFT any more (400, like ENVELOPE_ALREADY_COMPLETE).'],
   ALL_SIGNED: [400, 'Resend when every recipient has signed.'],
+  INVALID_STATE: [409, "The envelope's state does not allow this operation (e.g. resend before it was sent)."],
   ENVELOPE_NOT_COMPLETE: [400, 'Download of the signed PDF before COMPLETED.'],
   DOCUMENT_PURGED: [410, 'The documents passed their retention date and were deleted.'],
   DOWNLOAD_FAILED: [502, 'The signing engine returned an unexpected response for the PDF.'],

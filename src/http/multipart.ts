@@ -16,10 +16,18 @@ export const MAX_FILE_PARTS = 10;
  */
 export function registerMultipart(app: FastifyInstance, opts: { bodyLimit: number }): void {
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: opts.bodyLimit }, (request, body, done) => {
-    const buffer = body as Buffer;
-    request.bodyHash = sha256Hex(buffer);
-    parseMultipart(request, buffer).then(
-      (parsed) => done(null, parsed),
+    parseMultipart(request, body as Buffer).then(
+      (parsed) => {
+        // The fingerprint covers the parts, not the framing: clients pick a new boundary per request,
+        // and a retry with the same parts must still be recognised as the same request.
+        request.bodyHash = sha256Hex(
+          JSON.stringify([
+            parsed.files.map((f) => [f.field, sha256Hex(f.data)]),
+            Object.entries(parsed.fields).sort(([a], [b]) => a.localeCompare(b)),
+          ]),
+        );
+        done(null, parsed);
+      },
       (err) => done(err instanceof AppError ? err : new AppError('VALIDATION_ERROR', 'The multipart body is malformed', { details: [{ path: 'body', message: 'malformed multipart body' }] }), undefined),
     );
   });

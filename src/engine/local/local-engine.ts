@@ -107,13 +107,14 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return repo.deleteField(tx, doc.id, engineFieldId);
     },
 
-    async send(tx, engineEnvelopeId, meta) {
+    async send(tx, engineEnvelopeId, opts = {}) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
-      const merged = { ...doc.meta, ...meta };
-      await repo.updateDocument(tx, doc.id, { status: 'SENT', meta: merged });
+      const meta = { ...doc.meta, ...opts.meta };
+      const testSend = opts.testSend ?? doc.testSend;
+      await repo.updateDocument(tx, doc.id, { status: 'SENT', meta, testSend });
       await repo.insertEvent(tx, { documentId: doc.id, event: 'SENT' });
-      await notifyTurn(tx, { ...doc, meta: merged }, await repo.recipients(tx, doc.id), true);
+      await notifyTurn(tx, { ...doc, meta, testSend }, await repo.recipients(tx, doc.id), true);
     },
 
     async resend(tx, engineEnvelopeId) {

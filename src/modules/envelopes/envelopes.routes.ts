@@ -53,7 +53,8 @@ async function readUpload(request: FastifyRequest, deps: RouteDeps): Promise<{ p
   const parts = body.files.filter((f) => f.field === 'pdf').map((f) => f.data);
   if (parts.length === 0 || parts.every((p) => p.length === 0)) throw new AppError('MISSING_PDF', 'The multipart body has no pdf part');
   if (parts.reduce((n, p) => n + p.length, 0) > deps.maxPdfBytes) throw new AppError('PDF_TOO_LARGE', `The PDF exceeds the ${deps.maxPdfBytes}-byte limit`, { maxBytes: deps.maxPdfBytes });
-  const raw = body.fields.payload;
+  // `curl -F payload=@payload.json` sends the payload as a file part; accept it as well.
+  const raw = body.fields.payload ?? body.files.find((f) => f.field === 'payload')?.data.toString('utf8');
   if (raw === undefined) throw new AppError('MISSING_PAYLOAD', 'The multipart body has no payload part');
   let json: unknown;
   try {
@@ -222,7 +223,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         summary: 'Remind every recipient who still has to act and may act now',
         security: [...SECURITY.mutate],
         params: ZEnvelopeIdParam,
-        response: { 200: ZResendResult, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'ALL_SIGNED', 'SEND_FAILED'], ENGINE_ERRORS) },
+        response: { 200: ZResendResult, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'ALL_SIGNED', 'INVALID_STATE'], ENGINE_ERRORS) },
       },
       handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.resend(tx, requestContext(request), request.params.id) })),
     });

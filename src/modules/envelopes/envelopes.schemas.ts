@@ -76,7 +76,7 @@ export const ZAddFields = z.object({
   fields: z.array(ZFieldInput.refine((f) => f.recipientEmail !== undefined, { message: 'recipientEmail is required', path: ['recipientEmail'] })).min(1).max(200),
 });
 
-export const ZSendBody = z.object({ meta: ZMeta.optional() }).optional();
+export const ZSendBody = z.object({ meta: ZMeta.optional() }).nullish();
 
 export const ZEnvelopeIdParam = z.object({ id: z.string() });
 export const ZFieldIdParam = z.object({ id: z.string(), fid: z.string() });

@@ -324,9 +324,10 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       if (envelope.status === 'CANCELLED') throw new AppError('ENVELOPE_CANCELLED', 'The envelope was cancelled');
       if (envelope.status !== 'DRAFT') throw new AppError('ALREADY_COMPLETED', `Only a DRAFT can be sent; this envelope is ${envelope.status}`);
       const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_send', testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
-      if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.entry.amountMicros });
-      await engine.send(tx, envelope.engineEnvelopeId, meta);
-      if (meta) await repo.update(tx, envelope.id, { meta: { ...envelope.meta, ...meta } });
+      // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
+      const testSend = charge.sandbox;
+      await repo.update(tx, envelope.id, { chargedMicros: charge.sandbox ? 0n : charge.entry.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
+      await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
       const after = await syncFromEngine(tx, { ...envelope, chargedMicros: charge.sandbox ? 0n : charge.entry.amountMicros });
       await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
       const recipients = await repo.recipients(tx, [envelope.id]);
@@ -340,9 +341,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const recipients = await repo.recipients(tx, [envelope.id]);
       const acting = recipients.filter((r) => r.role === 'SIGNER' || r.role === 'APPROVER');
       if (acting.every((r) => r.signingStatus === 'SIGNED')) throw new AppError('ALL_SIGNED', 'Every recipient has signed');
-      if (envelope.status === 'DRAFT' || envelope.status === 'REJECTED' || envelope.status === 'EXPIRED') {
-        throw new AppError('SEND_FAILED', `Nothing to remind: the envelope is ${envelope.status}`);
-      }
+      // Before distribution there is nothing to remind of (the invitation itself is still to come).
+      if (!['SENT', 'PARTIALLY_SIGNED'].includes(envelope.status)) throw new AppError('INVALID_STATE', `Nothing to remind: the envelope is ${envelope.status}`);
       const resentTo = await engine.resend(tx, envelope.engineEnvelopeId);
       await deps.audit.customer(tx, ctx, { action: 'envelope.resend', resourceType: 'envelope', resourceId: envelope.id, metadata: { resentTo: resentTo.map((r) => r.email) } });
       return { success: true as const, resentTo };
@@ -354,7 +354,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       if (envelope.status === 'CANCELLED') return;
       const synced = await syncFromEngine(tx, envelope);
       if (synced.status === 'COMPLETED') throw new AppError('CANNOT_DELETE_COMPLETED', 'A completed envelope cannot be deleted');
-      if (TERMINAL_STATUSES.includes(synced.status as EnvelopeStatus)) return;
+      if (synced.status === 'CANCELLED') return;
+      // SPEC: any state but COMPLETED ends CANCELLED, REJECTED and EXPIRED included; the refund stays one.
       await engine.cancel(tx, envelope.engineEnvelopeId);
       await syncFromEngine(tx, synced);
       if (ctx) await deps.audit.customer(tx, ctx, { action: 'envelope.cancel', resourceType: 'envelope', resourceId: envelope.id });
