@@ -1,0 +1,60 @@
+/** Field types of SPEC.md's Field resource. */
+export const FIELD_TYPES = ['SIGNATURE', 'INITIALS', 'NAME', 'EMAIL', 'DATE', 'TEXT', 'NUMBER', 'CHECKBOX', 'RADIO', 'DROPDOWN'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+export type PageBox = {
+  /** Page size in points as displayed, i.e. after the page's /Rotate is applied. */
+  width: number;
+  height: number;
+  rotation: 0 | 90 | 180 | 270;
+};
+
+export type PdfInfo = { pageCount: number; pages: PageBox[] };
+
+/**
+ * Where a field sits: 1-based page, and percentages (0..100) of the page as displayed, origin at the
+ * top-left corner (SPEC.md: "position 0,0 is the top-left corner").
+ */
+export type Placement = { page: number; x: number; y: number; width: number; height: number };
+
+/** A `{{<type>, r<n>}}` marker found in the PDF text. */
+export type Marker = Placement & { type: FieldType; recipientIndex: number; text: string };
+
+/** A marker-like text that does not name a known type, or has a malformed recipient. */
+export type BadMarker = { page: number; text: string; reason: string };
+
+export type PreparedDocument = {
+  /** The envelope's one document: the uploaded parts joined in order. */
+  bytes: Uint8Array;
+  info: PdfInfo;
+  markers: Marker[];
+  badMarkers: BadMarker[];
+  /** Hex SHA-256 of `bytes`, shown on the audit certificate. */
+  sha256: string;
+};
+
+export type StampField = Placement & {
+  type: FieldType;
+  /** Text to draw (NAME, EMAIL, DATE, TEXT, NUMBER, RADIO, DROPDOWN, typed SIGNATURE/INITIALS); "true"/"false" for CHECKBOX. */
+  value: string | null;
+  /** A PNG or JPEG image for drawn or uploaded SIGNATURE/INITIALS. */
+  image?: Uint8Array;
+};
+
+export type CertificateData = {
+  envelopeId: string;
+  title: string | null;
+  documentSha256: string;
+  completedAt: string;
+  recipients: {
+    name: string;
+    email: string;
+    role: string;
+    status: string;
+    ip: string | null;
+    userAgent: string | null;
+    viewedAt: string | null;
+    signedAt: string | null;
+  }[];
+  events: { at: string; event: string; recipientEmail: string | null; ip: string | null }[];
+};

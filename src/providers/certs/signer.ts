@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { P12Signer } from '@libpdf/core';
+import forge from 'node-forge';
+
+export type LoadedSigner = {
+  signer: P12Signer;
+  /** True when this call created the development certificate. */
+  generated: boolean;
+  /** The P12 file in use. */
+  path: string;
+};
+
+export const DEV_P12_FILE = 'signing-cert.p12';
+export const DEV_PASS_FILE = 'signing-cert.pass';
+const DEV_COMMON_NAME = 'Signet development seal';
+
+/**
+ * The sealing certificate. With `p12Path` (SIGNING_CERT_P12_PATH) the operator's PKCS#12 is used;
+ * without it a self-signed development certificate is generated once into DATA_DIR (key and random
+ * passphrase in two 0600 files) and reused on every later start. Load it once and reuse the signer.
+ */
+export async function loadSigner(opts: { p12Path?: string; passphrase?: string; dataDir: string }): Promise<LoadedSigner> {
+  if (opts.p12Path) {
+    const bytes = await readFile(opts.p12Path);
+    return { signer: await open(bytes, opts.passphrase ?? '', opts.p12Path), generated: false, path: opts.p12Path };
+  }
+  const path = join(opts.dataDir, DEV_P12_FILE);
+  const passPath = join(opts.dataDir, DEV_PASS_FILE);
+  const existing = await readExisting(path, passPath);
+  if (existing) return { signer: await open(existing.p12, existing.passphrase, path), generated: false, path };
+
+  await mkdir(opts.dataDir, { recursive: true });
+  const passphrase = randomBytes(24).toString('base64url');
+  const p12 = generateDevP12(passphrase);
+  // Passphrase first, then the P12, each written whole and renamed into place, so a crash never
+  // leaves a P12 without the passphrase that opens it.
+  await writePrivate(passPath, passphrase);
+  await writePrivate(path, p12);
+  return { signer: await open(p12, passphrase, path), generated: true, path };
+}
+
+async function readExisting(path: string, passPath: string): Promise<{ p12: Uint8Array; passphrase: string } | null> {
+  try {
+    const [p12, passphrase] = await Promise.all([readFile(path), readFile(passPath, 'utf8')]);
+    return { p12, passphrase: passphrase.trim() };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+async function writePrivate(path: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, data, { mode: 0o600 });
+  await chmod(tmp, 0o600); // umask cannot widen it, but an existing file keeps its old mode
+  await rename(tmp, path);
+}
+
+async function open(bytes: Uint8Array, passphrase: string, path: string): Promise<P12Signer> {
+  try {
+    return await P12Signer.create(new Uint8Array(bytes), passphrase);
+  } catch (err) {
+    throw new Error(`Cannot open the signing certificate ${path}: ${(err as Error).message} (check SIGNING_CERT_PASSPHRASE)`);
+  }
+}
+
+/** Self-signed RSA-2048 certificate for signing documents, valid ten years, as a PKCS#12. */
+export function generateDevP12(passphrase: string, commonName = DEV_COMMON_NAME): Uint8Array {
+  const keys = forge.pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = keys.publicKey;
+  // Positive 128-bit serial (leading 0x01 keeps the DER integer positive).
+  cert.serialNumber = `01${forge.util.bytesToHex(forge.random.getBytesSync(15))}`;
+  const now = new Date();
+  cert.validity.notBefore = new Date(now.getTime() - 5 * 60_000);
+  cert.validity.notAfter = new Date(now);
+  cert.validity.notAfter.setFullYear(now.getFullYear() + 10);
+  const subject = [
+    { name: 'commonName', value: commonName },
+    { name: 'organizationName', value: 'Signet' },
+  ];
+  cert.setSubject(subject);
+  cert.setIssuer(subject);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', critical: true, digitalSignature: true, nonRepudiation: true },
+    { name: 'subjectKeyIdentifier' },
+  ]);
+  cert.sign(keys.privateKey, forge.md.sha256.create());
+  const asn1 = forge.pkcs12.toPkcs12Asn1(keys.privateKey, [cert], passphrase, { algorithm: 'aes256', friendlyName: commonName });
+  return Uint8Array.from(Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary'));
+}
