@@ -30,7 +30,7 @@ export function serveCommand(): { args: string[]; label: string } {
   return { args: ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'serve'], label: 'node --import tsx src/cli.ts serve (dist/ missing or stale)' };
 }
 
-function readRssKb(pid: number): number | undefined {
+export function readRssKb(pid: number): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
@@ -45,6 +45,14 @@ function readRssKb(pid: number): number | undefined {
  * resident set size from /proc. Returns kilobytes, or undefined where /proc is not available.
  */
 export async function measureIdleRss(kind: DbKind, databaseUrl: string | undefined, settleMs: number): Promise<number | undefined> {
+  return withServer(kind, databaseUrl, async (_base, pid) => {
+    await sleep(settleMs);
+    return readRssKb(pid);
+  });
+}
+
+/** Runs `fn` against a fresh `signet serve` process (its base URL and pid), then stops it and cleans up. */
+export async function withServer<T>(kind: DbKind, databaseUrl: string | undefined, fn: (base: string, pid: number) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-bench-rss-'));
   let dropSchema: (() => Promise<void>) | undefined;
   let url: string | undefined;
@@ -60,7 +68,7 @@ export async function measureIdleRss(kind: DbKind, databaseUrl: string | undefin
   const { args } = serveCommand();
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: url },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: url, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -84,8 +92,7 @@ export async function measureIdleRss(kind: DbKind, databaseUrl: string | undefin
     });
     const health = await fetch(`${base}/health`);
     if (health.status !== 200) throw new Error(`/health answered ${health.status}`);
-    await sleep(settleMs);
-    return child.pid === undefined ? undefined : readRssKb(child.pid);
+    return await fn(base, child.pid!);
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');

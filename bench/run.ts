@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { measureIdleRss, serveCommand } from './idle-rss.js';
+import { bigPdf, measureUploadRss } from './upload-rss.js';
 import { PDF } from '@libpdf/core';
 import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
 
@@ -156,11 +157,22 @@ async function main(): Promise<void> {
     rss.push(`  ${DB_LABEL[kind].padEnd(10)} ${kb === undefined ? 'n/a (no /proc)' : `${(kb / 1024).toFixed(1)} MiB`}`);
   }
 
+  const uploads: string[] = [];
+  const big = await bigPdf(25);
+  for (const kind of kinds) {
+    process.stderr.write(`  upload RSS: ${(big.length / 1e6).toFixed(1)} MB PDF to signet serve on ${DB_LABEL[kind]}\n`);
+    const u = await measureUploadRss(kind, databaseUrl, big);
+    const above = (u.peakKb - u.idleKb) * 1024;
+    uploads.push(`  ${DB_LABEL[kind].padEnd(10)} idle ${(u.idleKb / 1024).toFixed(1)} MiB, peak ${(u.peakKb / 1024).toFixed(1)} MiB: ${(above / big.length).toFixed(2)}x the file above idle (${u.ms} ms)`);
+  }
+
   console.log('');
   printTable(rows, bare);
   console.log('');
   console.log(`Idle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);
   for (const line of rss) console.log(line);
+  console.log(`Server RSS during a create-and-send of a ${(big.length / 1e6).toFixed(1)} MB PDF:`);
+  for (const line of uploads) console.log(line);
 
   const failed = rows.filter((r) => r.failures > 0);
   if (failed.length) {
