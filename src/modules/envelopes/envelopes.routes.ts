@@ -124,39 +124,28 @@ export function envelopesRoutes(deps: RouteDeps) {
       handler: (request, reply) => createHandler(request, reply, true),
     });
 
-    r.get('/v1/envelopes', {
-      config: { auth: 'customer' },
-      schema: {
-        operationId: 'listEnvelopes',
-        tags,
-        summary: 'List envelopes, newest first',
-        security: [...SECURITY.read],
-        querystring: ZPagingQuery.extend(ZListQuery.shape),
-        response: { 200: ZPage(ZEnvelope), ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS) },
-      },
-      handler: async (request) => {
-        const paging = resolvePaging(request.query);
-        const { rows, total } = await envelopes.list(deps.db, requestContext(request), { status: request.query.status }, paging);
-        return toPage(paging, rows, total);
-      },
-    });
-
-    r.get('/v1/account/envelopes', {
-      config: { auth: 'customer' },
-      schema: {
-        operationId: 'listAccountEnvelopes',
-        tags: ['Account'],
-        summary: 'Envelope history, newest first',
-        security: [...SECURITY.read],
-        querystring: ZPagingQuery.extend(ZListQuery.shape),
-        response: { 200: ZPage(ZEnvelope), ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS) },
-      },
-      handler: async (request) => {
-        const paging = resolvePaging(request.query);
-        const { rows, total } = await envelopes.list(deps.db, requestContext(request), { status: request.query.status }, paging);
-        return toPage(paging, rows, total);
-      },
-    });
+    // The same list under two paths: /v1/envelopes and the account area's history.
+    for (const [url, operationId, summary, routeTags] of [
+      ['/v1/envelopes', 'listEnvelopes', 'List envelopes, newest first', tags],
+      ['/v1/account/envelopes', 'listAccountEnvelopes', 'Envelope history, newest first', ['Account']],
+    ] as const) {
+      r.get(url, {
+        config: { auth: 'customer' },
+        schema: {
+          operationId,
+          tags: [...routeTags],
+          summary,
+          security: [...SECURITY.read],
+          querystring: ZPagingQuery.extend(ZListQuery.shape),
+          response: { 200: ZPage(ZEnvelope), ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS) },
+        },
+        handler: async (request) => {
+          const paging = resolvePaging(request.query);
+          const { rows, total } = await envelopes.list(deps.db, requestContext(request), { status: request.query.status }, paging);
+          return toPage(paging, rows, total);
+        },
+      });
+    }
 
     r.get('/v1/envelopes/:id', {
       config: { auth: 'customer' },
