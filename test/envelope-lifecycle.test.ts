@@ -5,11 +5,13 @@ import { and, eq, sql } from 'drizzle-orm';
 import { auditLog } from '../src/db/schema/index.js';
 import { OPS_TOKEN, bearer, createTestApp, type TestApp } from './harness.js';
 import {
-  PNG_DATA_URL,
   account,
+  assertError,
   complete,
+  count,
   createEnvelope,
   drain,
+  type Envelope,
   envelopeBody,
   eventTypes,
   execSql,
@@ -18,7 +20,10 @@ import {
   ledgerFor,
   newKey,
   outbox,
+  person,
+  PNG_DATA_URL,
   postMultipart,
+  type Recipient,
   recipientToken,
   refundsFor,
   samplePdf,
@@ -26,13 +31,10 @@ import {
   sigField,
   signAs,
   toOf,
-  type Envelope,
-  type Recipient,
+  uniq,
 } from './fixtures/envelopes.js';
 import { startSmtpServer, type TestSmtpServer } from './fixtures/smtp.js';
 
-const uniq = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.com`;
-const person = (tag: string, role = 'SIGNER', extra: Partial<Recipient> = {}): Recipient => ({ email: uniq(tag), name: `Person ${tag}`, role, ...extra });
 
 let smtp: TestSmtpServer;
 let t: TestApp;
@@ -47,14 +49,7 @@ after(async () => {
 });
 
 const mailsTo = (email: string) => smtp.messages.filter((m) => toOf(m).includes(email.toLowerCase()));
-const count = (list: string[], item: string) => list.filter((x) => x === item).length;
 
-function assertError(res: { statusCode: number; body: string }, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  const body = JSON.parse(res.body);
-  assert.equal(body.code, code, res.body);
-  return body;
-}
 
 const del = (id: string, apiKey = t.customer.apiKey) => t.app.inject({ method: 'DELETE', url: `/v1/envelopes/${id}`, headers: bearer(apiKey) });
 const resend = (id: string, apiKey = t.customer.apiKey) => t.app.inject({ method: 'POST', url: `/v1/envelopes/${id}/resend`, headers: bearer(apiKey) });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { PDF } from '@libpdf/core';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import {
   account,
+  assertError,
   createEnvelope,
   drain,
+  type Envelope,
   envelopeBody,
   eventTypes,
   getEnvelope,
@@ -16,18 +17,17 @@ import {
   multipart,
   newKey,
   outbox,
+  person,
   postMultipart,
+  type Recipient,
   samplePdf,
   sigField,
   toOf,
-  type Envelope,
-  type Recipient,
+  uniq,
 } from './fixtures/envelopes.js';
 import { startSmtpServer, type TestSmtpServer } from './fixtures/smtp.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const uniq = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.com`;
-const person = (tag: string, role = 'SIGNER', extra: Partial<Recipient> = {}): Recipient => ({ email: uniq(tag), name: `Person ${tag}`, role, ...extra });
 
 let smtp: TestSmtpServer;
 let t: TestApp;
@@ -46,14 +46,6 @@ const mailsTo = (email: string) => smtp.messages.filter((m) => toOf(m).includes(
 /** Posts a create with the given parts/payload for a fresh customer; returns the response. */
 async function post(payload: unknown, pdfs?: Uint8Array[], opts: Parameters<typeof postMultipart>[2] = {}) {
   return postMultipart(t, envelopeBody(pdfs ?? [await samplePdf()], payload), opts);
-}
-
-function assertError(res: { statusCode: number; body: string }, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  const body = JSON.parse(res.body);
-  assert.equal(body.code, code, res.body);
-  assert.equal(typeof body.error, 'string');
-  return body;
 }
 
 describe('create and send', () => {

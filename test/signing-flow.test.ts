@@ -9,15 +9,19 @@ import { enqueue } from '../src/jobs/queue.js';
 import { REFUND_JOB } from '../src/modules/envelopes/envelopes.service.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import {
-  PNG_DATA_URL,
   account,
+  assertError,
   complete,
+  count,
   createEnvelope,
   drain,
   eventTypes,
   getEnvelope,
   jobsOfType,
   ledgerFor,
+  person,
+  PNG_DATA_URL,
+  type Recipient,
   recipientToken,
   refundsFor,
   reject,
@@ -25,12 +29,10 @@ import {
   sigField,
   signAs,
   toOf,
-  type Recipient,
+  uniq,
 } from './fixtures/envelopes.js';
 import { startSmtpServer, type TestSmtpServer } from './fixtures/smtp.js';
 
-const uniq = (tag: string) => `${tag}-${randomBytes(4).toString('hex')}@example.com`;
-const person = (tag: string, role = 'SIGNER', extra: Partial<Recipient> = {}): Recipient => ({ email: uniq(tag), name: `Person ${tag}`, role, ...extra });
 const hasPdfsig = spawnSync('pdfsig', ['-v']).error === undefined;
 
 let smtp: TestSmtpServer;
@@ -46,14 +48,7 @@ after(async () => {
 });
 
 const mailsTo = (email: string) => smtp.messages.filter((m) => toOf(m).includes(email.toLowerCase()));
-const count = (list: string[], item: string) => list.filter((x) => x === item).length;
 
-function assertError(res: { statusCode: number; body: string }, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  const body = JSON.parse(res.body);
-  assert.equal(body.code, code, res.body);
-  return body;
-}
 
 /** pdfsig's report on a PDF. */
 function pdfsig(bytes: Uint8Array): string {
