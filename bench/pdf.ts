@@ -100,7 +100,7 @@ export async function benchPdf(opts: { runs?: number } = {}): Promise<PdfBenchRo
       const doc = await prepareDocument([original], limits);
       const certificate = certificateFor(doc.sha256);
       const fields = fieldsFor(pages, signature);
-      const n = pages >= 100 ? Math.max(5, Math.round(runs / 2)) : runs;
+      const n = runs;
       // Interleaved, so both see the same machine state (GC, CPU frequency).
       const bare: number[] = [];
       const full: number[] = [];

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { measureIdleRss, serveCommand } from './idle-rss.js';
+import { benchPdf, formatPdfRows } from './pdf.js';
 import { bigPdf, measureUploadRss } from './upload-rss.js';
 import { PDF } from '@libpdf/core';
 import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
@@ -166,6 +167,9 @@ async function main(): Promise<void> {
     uploads.push(`  ${DB_LABEL[kind].padEnd(10)} idle ${(u.idleKb / 1024).toFixed(1)} MiB, peak ${(u.peakKb / 1024).toFixed(1)} MiB: ${(above / big.length).toFixed(2)}x the file above idle (${u.ms} ms)`);
   }
 
+  process.stderr.write('  PDF pipeline: marker detection and sealing\n');
+  const pdfRows = await benchPdf();
+
   console.log('');
   printTable(rows, bare);
   console.log('');
@@ -173,6 +177,8 @@ async function main(): Promise<void> {
   for (const line of rss) console.log(line);
   console.log(`Server RSS during a create-and-send of a ${(big.length / 1e6).toFixed(1)} MB PDF:`);
   for (const line of uploads) console.log(line);
+  console.log('');
+  console.log(formatPdfRows(pdfRows));
 
   const failed = rows.filter((r) => r.failures > 0);
   if (failed.length) {

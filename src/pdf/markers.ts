@@ -16,14 +16,21 @@ type Char = { char: string; box: Rect; fontSize: number; seq: number };
  * Finds markers on every page. @libpdf/core's findText groups glyphs into lines by their user-space
  * baseline, so it finds markers drawn upright in user space, across text runs and font changes, but
  * not text that is upright only once /Rotate is applied (each glyph then sits on its own "line").
- * We therefore take the same extracted glyphs and group them ourselves in each of the four reading
- * directions, the displayed one first, and match the marker pattern on those lines.
+ * We therefore take the same extracted glyphs and group them ourselves in the reading directions
+ * that occur, the displayed one first, and match the marker pattern on those lines.
  */
 export function findMarkers(pdf: PDF): { markers: Marker[]; badMarkers: BadMarker[] } {
   const markers: Marker[] = [];
   const badMarkers: BadMarker[] = [];
   pdf.getPages().forEach((page, i) => {
-    const found = findPageMarkers(page, pageGeometry(pdf, page), i + 1);
+    let found;
+    try {
+      found = findPageMarkers(page, pageGeometry(pdf, page), i + 1);
+    } catch {
+      // A page whose text cannot be extracted (an exotic font) has no markers we can place; it
+      // must not refuse a document whose fields come by coordinates.
+      return;
+    }
     markers.push(...found.markers);
     badMarkers.push(...found.badMarkers);
   });
@@ -55,8 +62,11 @@ export function findPageMarkers(page: PDFPage, geometry: PageGeometry, pageNumbe
       }
     }
   }
-  // Reading order on the displayed page: top to bottom, then left to right.
-  markers.sort((a, b) => a.y - b.y || a.x - b.x);
+  // Reading order on the displayed page: by line (bottoms within half a box height), then left to right.
+  markers.sort((a, b) => {
+    const dy = a.y + a.height - (b.y + b.height);
+    return Math.abs(dy) > Math.min(a.height, b.height) / 2 ? dy : a.x - b.x;
+  });
   return { markers, badMarkers };
 }
 

@@ -11,6 +11,8 @@ export type PrepareOptions = SandboxLimits & {
    * own their whole ArrayBuffer are moved; the rest are copied.
    */
   transfer?: boolean;
+  /** Parsing workers at most (read when the first call with this memory limit creates the pool). */
+  workers?: number;
 };
 
 /**
@@ -21,7 +23,7 @@ export type PrepareOptions = SandboxLimits & {
  */
 export async function prepareDocument(parts: Uint8Array[], opts: PrepareOptions): Promise<PreparedDocument> {
   let pool = pools.get(opts.maxMemoryMb);
-  if (!pool) pools.set(opts.maxMemoryMb, (pool = new SandboxPool(WORKER, opts.maxMemoryMb)));
+  if (!pool) pools.set(opts.maxMemoryMb, (pool = new SandboxPool(WORKER, opts.maxMemoryMb, { size: opts.workers })));
   const transfer = opts.transfer
     ? parts.filter((p) => p.buffer instanceof ArrayBuffer && p.byteOffset === 0 && p.byteLength === p.buffer.byteLength).map((p) => p.buffer as ArrayBuffer)
     : [];

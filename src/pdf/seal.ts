@@ -1,4 +1,4 @@
-import { HttpTimestampAuthority, PDF, type PDFPage, type Signer } from '@libpdf/core';
+import { HttpTimestampAuthority, PDF, PdfArray, PdfDict, PdfRef, type PDFPage, type Signer } from '@libpdf/core';
 import { AppError } from '../http/errors.js';
 import { appendCertificate } from './certificate.js';
 import { materializeInherited, pageGeometry, placementToUserRect, type PageGeometry } from './geometry.js';
@@ -46,6 +46,7 @@ export async function sealDocument(input: SealInput): Promise<Uint8Array> {
     for (const field of onPage(input.fields, i)) stampField(pdf, page, geometry[i], field);
   });
 
+  keepFlatPageTree(pdf);
   appendCertificate(pdf, input.certificate);
 
   const tsa = input.tsaUrl ? new HttpTimestampAuthority(input.tsaUrl) : undefined;
@@ -59,6 +60,28 @@ export async function sealDocument(input: SealInput): Promise<Uint8Array> {
     estimatedSize: tsa ? 32_768 : undefined,
   });
   return bytes;
+}
+
+type PageTreeInternals = { flattened?: boolean; root?: PdfDict; rootRef?: PdfRef; pages?: PdfRef[] };
+
+/**
+ * Adding a page makes @libpdf/core 0.4.2 "flatten" the page tree first, setting /Parent on every
+ * page even when the tree is already flat, so the incremental update rewrites every page
+ * dictionary (a 100-page document: 100 objects instead of a handful). When the root's kids are
+ * exactly the pages and each already names the root as parent, we tell it so. (Pages of a nested
+ * tree keep their inherited attributes either way: materializeInherited copied them.)
+ */
+function keepFlatPageTree(pdf: PDF): void {
+  const tree = (pdf.context as unknown as { pages?: PageTreeInternals }).pages;
+  if (!tree || tree.flattened !== false || !(tree.root instanceof PdfDict) || !(tree.rootRef instanceof PdfRef) || !Array.isArray(tree.pages)) return;
+  const same = (a: unknown, b: PdfRef) => a instanceof PdfRef && a.objectNumber === b.objectNumber && a.generation === b.generation;
+  const kids = tree.root.get('Kids');
+  if (!(kids instanceof PdfArray) || kids.length !== tree.pages.length) return;
+  for (let i = 0; i < kids.length; i++) {
+    const page = pdf.getObject(tree.pages[i]);
+    if (!same(kids.at(i), tree.pages[i]) || !(page instanceof PdfDict) || !same(page.get('Parent'), tree.rootRef)) return;
+  }
+  tree.flattened = true;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { rgb, type PDF, type PDFPage, type Standard14FontName } from '@libpdf/core';
 import { displayToUser, placementToDisplayRect, placementToUserRect, type PageGeometry, type Rect } from './geometry.js';
+import { embedSignatureImage } from './image.js';
 import { fitText, fontMetrics } from './text.js';
 import type { Placement, StampField } from './types.js';
 
@@ -67,7 +68,7 @@ function drawTextInFrame(page: PDFPage, f: Frame, value: string, font: Standard1
 
 /** A PNG or JPEG scaled to fit the frame, aspect ratio kept, centred. */
 function drawImageInFrame(pdf: PDF, page: PDFPage, f: Frame, bytes: Uint8Array): void {
-  const image = pdf.embedImage(bytes);
+  const image = embedSignatureImage(pdf, bytes);
   const scale = Math.min(f.width / image.width, f.height / image.height);
   const width = image.width * scale;
   const height = image.height * scale;

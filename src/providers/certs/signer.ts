@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open as openFile, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { P12Signer } from '@libpdf/core';
 import forge from 'node-forge';
@@ -32,22 +32,66 @@ export async function loadSigner(opts: { p12Path?: string; passphrase?: string; 
   if (existing) return { signer: await open(existing.p12, existing.passphrase, path), generated: false, path };
 
   await mkdir(opts.dataDir, { recursive: true });
-  const passphrase = randomBytes(24).toString('base64url');
-  const p12 = generateDevP12(passphrase);
-  // Passphrase first, then the P12, each written whole and renamed into place, so a crash never
-  // leaves a P12 without the passphrase that opens it.
-  await writePrivate(passPath, passphrase);
-  await writePrivate(path, p12);
-  return { signer: await open(p12, passphrase, path), generated: true, path };
+  // Two processes starting together on a fresh DATA_DIR: one generates, the other waits for it.
+  const lockPath = join(opts.dataDir, 'signing-cert.lock');
+  const lock = await acquireLock(lockPath, () => readExisting(path, passPath));
+  if (!lock) {
+    const made = await readExisting(path, passPath);
+    if (!made) throw new Error(`The development certificate in ${opts.dataDir} disappeared while it was being created`);
+    return { signer: await open(made.p12, made.passphrase, path), generated: false, path };
+  }
+  try {
+    // Whoever held the lock before us may have just finished.
+    const made = await readExisting(path, passPath);
+    if (made) return { signer: await open(made.p12, made.passphrase, path), generated: false, path };
+    const passphrase = randomBytes(24).toString('base64url');
+    const p12 = generateDevP12(passphrase);
+    // Passphrase first, then the P12, each written whole and renamed into place, so a crash never
+    // leaves a P12 without the passphrase that opens it.
+    await writePrivate(passPath, passphrase);
+    await writePrivate(path, p12);
+    return { signer: await open(p12, passphrase, path), generated: true, path };
+  } finally {
+    await rm(lockPath, { force: true });
+  }
 }
 
+/**
+ * Both files, or null when there is no certificate yet. A passphrase file alone is a run that
+ * stopped before writing the P12 (regenerated); a P12 without its passphrase is refused rather
+ * than replaced, since documents may have been sealed with it.
+ */
 async function readExisting(path: string, passPath: string): Promise<{ p12: Uint8Array; passphrase: string } | null> {
-  try {
-    const [p12, passphrase] = await Promise.all([readFile(path), readFile(passPath, 'utf8')]);
-    return { p12, passphrase: passphrase.trim() };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+  const read = async <T>(f: () => Promise<T>): Promise<T | null> => {
+    try {
+      return await f();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  };
+  const [p12, passphrase] = await Promise.all([read(() => readFile(path)), read(() => readFile(passPath, 'utf8'))]);
+  if (p12 && passphrase !== null) return { p12, passphrase: passphrase.trim() };
+  if (p12) throw new Error(`Found ${path} without ${passPath}; restore the passphrase file, or remove the P12 to generate a new development certificate`);
+  return null;
+}
+
+/**
+ * Takes the lock file, or waits while another process holds it and answers false once that process
+ * has produced the files. A lock older than a minute is a crashed run's and is taken over.
+ */
+async function acquireLock(lockPath: string, done: () => Promise<unknown>): Promise<boolean> {
+  for (let waited = 0; ; waited += 100) {
+    try {
+      await (await openFile(lockPath, 'wx')).close();
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (await done()) return false;
+    const age = Date.now() - (await stat(lockPath).then((s) => s.mtimeMs).catch(() => Date.now()));
+    if (age > 60_000) await rm(lockPath, { force: true });
+    else await new Promise((r) => setTimeout(r, 100));
   }
 }
 

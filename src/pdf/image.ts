@@ -1,0 +1,113 @@
+import { deflateSync, inflateSync } from 'node:zlib';
+import { PDFImage, PdfName, PdfNumber, type PDF, type PdfObject } from '@libpdf/core';
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/**
+ * Embeds a signature image. PNGs of the common kind (8-bit, not interlaced, grey or RGB, with or
+ * without alpha: what a canvas produces) are decoded and re-encoded with node's native zlib, several
+ * times faster than @libpdf/core's pure-JS path; anything else (palette, 16-bit, interlaced, JPEG)
+ * goes to @libpdf/core's embedImage.
+ */
+export function embedSignatureImage(pdf: PDF, bytes: Uint8Array): PDFImage {
+  return embedPngNative(pdf, bytes) ?? pdf.embedImage(bytes);
+}
+
+type PngInfo = { width: number; height: number; channels: number; idat: Buffer };
+
+function readPng(bytes: Uint8Array): PngInfo | null {
+  if (bytes.length < 33 || PNG_SIGNATURE.some((b, i) => bytes[i] !== b)) return null;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat: Buffer[] = [];
+  while (pos + 8 <= buf.length) {
+    const len = buf.readUInt32BE(pos);
+    const type = buf.toString('latin1', pos + 4, pos + 8);
+    const data = buf.subarray(pos + 8, pos + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      const [depth, colour, , , interlace] = [data[8], data[9], data[10], data[11], data[12]];
+      channels = ({ 0: 1, 2: 3, 4: 2, 6: 4 } as Record<number, number>)[colour] ?? 0;
+      if (depth !== 8 || interlace !== 0 || !channels) return null;
+    } else if (type === 'IDAT') idat.push(data);
+    else if (type === 'IEND') break;
+    pos += 12 + len;
+  }
+  if (!width || !height || !idat.length) return null;
+  return { width, height, channels, idat: Buffer.concat(idat) };
+}
+
+/** Reverses PNG's per-row filters (8-bit samples: the byte distance is the channel count). */
+function unfilter(raw: Buffer, width: number, height: number, bpp: number): Uint8Array {
+  const stride = width * bpp;
+  const out = new Uint8Array(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const src = y * (stride + 1) + 1;
+    const row = y * stride;
+    const up = row - stride;
+    for (let x = 0; x < stride; x++) {
+      const a = x >= bpp ? out[row + x - bpp] : 0;
+      const b = y > 0 ? out[up + x] : 0;
+      const c = x >= bpp && y > 0 ? out[up + x - bpp] : 0;
+      let v = raw[src + x];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      out[row + x] = v & 0xff;
+    }
+  }
+  return out;
+}
+
+function embedPngNative(pdf: PDF, bytes: Uint8Array): PDFImage | null {
+  let png: PngInfo | null;
+  let pixels: Uint8Array;
+  try {
+    png = readPng(bytes);
+    if (!png) return null;
+    const raw = inflateSync(png.idat);
+    if (raw.length < (png.width * png.channels + 1) * png.height) return null;
+    pixels = unfilter(raw, png.width, png.height, png.channels);
+  } catch {
+    return null;
+  }
+  const { width, height, channels } = png;
+  const colours = channels >= 3 ? 3 : 1;
+  const image = (data: Uint8Array, gray: boolean, extra: Record<string, PdfObject> = {}) =>
+    pdf.createStream(
+      {
+        Type: PdfName.of('XObject'),
+        Subtype: PdfName.of('Image'),
+        Width: PdfNumber.of(width),
+        Height: PdfNumber.of(height),
+        ColorSpace: PdfName.of(gray ? 'DeviceGray' : 'DeviceRGB'),
+        BitsPerComponent: PdfNumber.of(8),
+        Filter: PdfName.of('FlateDecode'),
+        ...extra,
+      },
+      deflateSync(data),
+    );
+  if (channels === colours) return new PDFImage(image(pixels, colours === 1), width, height);
+  // Split the alpha channel into a soft mask.
+  const n = width * height;
+  const colour = new Uint8Array(n * colours);
+  const alpha = new Uint8Array(n);
+  for (let i = 0, s = 0; i < n; i++) {
+    for (let k = 0; k < colours; k++) colour[i * colours + k] = pixels[s++];
+    alpha[i] = pixels[s++];
+  }
+  const smask = image(alpha, true);
+  return new PDFImage(image(colour, colours === 1, { SMask: smask }), width, height);
+}
