@@ -18,6 +18,7 @@ import { opsEnvelopeRoutes } from './modules/ops/ops-envelopes.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
 import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -121,6 +122,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(
     envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, prepareDocument: c.prepareDocument, maxPdfBytes: config.maxPdfBytes }),
   );
+  await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, audit: c.services.audit, commitMutation: c.commitMutation }));

@@ -25,16 +25,29 @@ import { distributeJob, envelopePeriodicTasks, refundJob, sendEmailJob } from '.
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
 import { createSigningService } from './modules/signing/signing.service.js';
-import { prepareDocument } from './pdf/prepare.js';
+import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
 import { sealDocument } from './pdf/seal.js';
 import type { PreparedDocument } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { createEmailProvider, createOutboxEmail, type EmailProvider } from './providers/email/index.js';
 import { createLocalStorage, type BlobStorage } from './providers/storage/index.js';
+import { deliverJob } from './modules/webhooks/delivery.js';
+import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
+import { postWebhook } from './webhooks/http-sender.js';
+import { checkResolvable, parseWebhookUrl, type Resolver } from './webhooks/url-policy.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
-export type ContainerOverrides = { database?: Database; logger?: Logger; jobs?: JobDefinition[]; email?: EmailProvider; storage?: BlobStorage };
+export type ContainerOverrides = {
+  database?: Database;
+  logger?: Logger;
+  jobs?: JobDefinition[];
+  email?: EmailProvider;
+  storage?: BlobStorage;
+  /** DNS for webhook URLs (tests inject answers; the default asks the system resolver). */
+  webhookResolver?: Resolver;
+};
 
 /** The composition root: the only place that knows every concrete implementation. */
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
@@ -67,6 +80,22 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const tokens = createTokenDeriver(config.jwtSecret);
   const localRepo = createLocalEngineRepo();
   const local = createLocalEngine({ repo: localRepo, storage, tokens, notifier, signingUrl: config.signingUrl });
+  // Webhooks: the URL policy is checked at registration and again on the address each attempt dials.
+  const webhookPolicy = {
+    allowHosts: config.webhookAllowHosts,
+    ownOrigins: [...new Set([config.publicUrl, config.signingUrl, config.dashboardUrl].map((u) => new URL(u).origin))],
+    resolver: overrides.webhookResolver,
+  };
+  const webhooksRepo = createWebhooksRepo();
+  const webhooks = createWebhooksService({
+    repo: webhooksRepo,
+    audit,
+    checkUrl: async (raw) => {
+      const { url } = parseWebhookUrl(raw, webhookPolicy);
+      await checkResolvable(url, webhookPolicy);
+      return url.toString();
+    },
+  });
   const envelopesRepo = createEnvelopesRepo();
   const envelopes = createEnvelopesService({
     repo: envelopesRepo,
@@ -76,13 +105,15 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     signingUrlOf: (engineRecipientId) => local.linkOf(Number(engineRecipientId)),
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
+    publish: (tx, e) => webhooks.fanOut(tx, e),
   });
   const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
   const signing = createSigningService({ db, actions, local, envelopesRepo, envelopes, storage });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
-  const prepare = (parts: Uint8Array[]): Promise<PreparedDocument> => prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb });
+  // `transfer` hands the upload's memory to the parsing worker instead of copying it (the route does not reuse the parts).
+  const prepare = (parts: Uint8Array[]): Promise<PreparedDocument> => prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb, transfer: true });
 
   const apiKeyCache = createApiKeyCache({ ttlMs: config.authCacheTtlMs });
   const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash));
@@ -104,6 +135,14 @@ export async function createContainer(config: Config, overrides: ContainerOverri
           const envelope = await envelopesRepo.findByEngineId(tx, engineEnvelopeId, true);
           return envelope ? async () => void (await envelopes.syncFromEngine(tx, envelope)) : undefined;
         },
+      }),
+      deliverJob({
+        db,
+        repo: webhooksRepo,
+        audit,
+        scheduleMs: config.webhookRetryScheduleMs,
+        disableAfter: config.webhookDisableAfter,
+        send: (req) => postWebhook({ ...req, ...webhookPolicy, timeoutMs: config.webhookTimeoutMs }),
       }),
       ...(overrides.jobs ?? []),
     ],
@@ -129,6 +168,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     local,
     envelopesRepo,
     envelopes,
+    webhooks,
+    webhooksRepo,
     signing,
     getSigner,
     prepareDocument: prepare,
@@ -137,6 +178,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       await worker.stop();
       await stopKeyEvictions();
       await email.close();
+      await closePdfWorkers();
       await database.close();
     },
   };

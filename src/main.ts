@@ -49,6 +49,7 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   console.log(`Signet ${container.version} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`);
   console.log(`Database: ${container.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL (DATABASE_URL)'}`);
   announceSecrets(config);
+  warnAllowHosts(container);
   const stop = async () => {
     await app.close();
     await container.worker.stop();
@@ -57,11 +58,18 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   return { stop: async () => { await stop(); await container.close(); } };
 }
 
+/** The deny-list exemption is for development and tests; say so loudly when it is on. */
+function warnAllowHosts(container: Container): void {
+  const hosts = container.config.webhookAllowHosts;
+  if (hosts.length) container.logger.warn({ hosts }, 'WEBHOOK_ALLOW_HOSTS exempts these hosts from the webhook address checks: for local development and tests only');
+}
+
 /** `signet worker`: the job worker alone, for scaling workers apart from API nodes. */
 export async function work(config: Config = loadConfig()): Promise<Stoppable> {
   const container = await createContainer(config);
   await container.database.migrate();
   await container.worker.start();
+  warnAllowHosts(container);
   console.log(`Signet ${container.version} worker ${container.worker.workerId} started`);
   onShutdown(container, () => container.worker.stop());
   return { stop: () => container.close() };

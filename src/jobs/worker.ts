@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { Database, Tx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
 import { JOBS_CHANNEL, claim, complete, fail, type JobRow } from './queue.js';
+import { RetryLater } from './retry-later.js';
 
 export type JobContext = { jobId: number; attempt: number; maxAttempts: number };
 
@@ -64,7 +65,8 @@ export function createWorker(opts: WorkerOptions) {
       await complete(opts.database.db, job.id, workerId);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      const outcome = await fail(opts.database.db, job, workerId, message).catch(() => 'unknown');
+      const retryInMs = err instanceof RetryLater ? err.retryInMs : undefined;
+      const outcome = await fail(opts.database.db, job, workerId, message, retryInMs).catch(() => 'unknown');
       const log = outcome === 'dead' ? opts.logger.error.bind(opts.logger) : opts.logger.warn.bind(opts.logger);
       log({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, 'job failed');
     } finally {

@@ -5,3 +5,4 @@ export * from './audit.js';
 export * from './jobs.js';
 export * from './engine.js';
 export * from './envelopes.js';
+export * from './webhooks.js';

@@ -78,8 +78,9 @@ export function createEnvelopesRepo() {
       await tx.delete(envelopeFields).where(and(eq(envelopeFields.envelopeId, envelopeId), eq(envelopeFields.engineFieldId, engineFieldId)));
     },
 
-    async insertEvent(tx: DbOrTx, e: { envelopeId: string; eventType: string; recipientEmail?: string | null }): Promise<void> {
-      await tx.insert(envelopeEvents).values(e);
+    async insertEvent(tx: DbOrTx, e: { envelopeId: string; eventType: string; recipientEmail?: string | null }): Promise<EventRow> {
+      const [row] = await tx.insert(envelopeEvents).values(e).returning();
+      return row;
     },
 
     async events(tx: DbOrTx, envelopeId: string): Promise<EventRow[]> {

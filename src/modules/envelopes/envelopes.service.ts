@@ -21,12 +21,24 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
 
+export type PublishedEvent = {
+  owner: Owner;
+  envelopeId: string;
+  eventId: number;
+  event: string;
+  occurredAt: Date;
+  envelope: Record<string, unknown>;
+  recipient: Record<string, unknown> | null;
+};
+
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
   billing: Pick<BillingService, 'charge' | 'credit'>;
   audit: AuditService;
   signingUrlOf: (engineRecipientId: string) => string;
+  /** Called in the transaction that records events (webhook fan-out). */
+  publish?: (tx: Tx, e: PublishedEvent) => Promise<void>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
@@ -216,7 +228,23 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       row = { ...envelope, status: status.status, completedAt };
       if (['REJECTED', 'EXPIRED', 'CANCELLED'].includes(status.status)) await requestRefund(tx, row);
     }
-    for (const e of events) await repo.insertEvent(tx, { envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null });
+    const inserted = [];
+    for (const e of events) inserted.push(await repo.insertEvent(tx, { envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null }));
+    if (inserted.length && deps.publish) {
+      // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id} returns.
+      const [dto] = await toDto(tx, [{ ...row, updatedAt: new Date() }], false);
+      for (const ev of inserted) {
+        await deps.publish(tx, {
+          owner: { customerId: envelope.customerId, mode: envelope.mode },
+          envelopeId: envelope.id,
+          eventId: ev.id,
+          event: EVENT_NAMES[ev.eventType as EventType],
+          occurredAt: ev.occurredAt,
+          envelope: dto,
+          recipient: dto.recipients.find((r) => r.email === ev.recipientEmail) ?? null,
+        });
+      }
+    }
     return row;
   }
 

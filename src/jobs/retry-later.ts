@@ -1,0 +1,10 @@
+/** Thrown by a job handler that has recorded its own failure and wants the next attempt at a set time. */
+export class RetryLater extends Error {
+  constructor(
+    readonly retryInMs: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RetryLater';
+  }
+}

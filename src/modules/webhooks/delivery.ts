@@ -1,0 +1,103 @@
+import { createHmac } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import { RetryLater } from '../../jobs/retry-later.js';
+import type { JobDefinition } from '../../jobs/worker.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
+import { DELIVER_JOB } from './webhooks.service.js';
+
+export type SendResult = { ok: boolean; status: number | null; error: string | null; gone: boolean };
+export type Sender = (req: { url: string; body: string; headers: Record<string, string> }) => Promise<SendResult>;
+
+/**
+ * The schedule lists the waits before each retry after an immediate first attempt (1m,5m,…); a
+ * schedule that starts with 0s lists the waits before every attempt (SPEC's Alt: 0s,1m,5m,30m,2h is
+ * five attempts in all).
+ */
+export const retryDelays = (scheduleMs: readonly number[]) => (scheduleMs[0] === 0 ? scheduleMs.slice(1) : [...scheduleMs]);
+
+/** ±10% so that many deliveries failing together do not retry in lockstep. */
+const jitter = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
+
+/** The request body and headers of one attempt, in the registration's format. */
+export function buildRequest(w: Pick<WebhookRow, 'secret' | 'format'>, d: Pick<DeliveryRow, 'id' | 'event' | 'envelopeId' | 'payload'>, now: Date) {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'Signet-Webhooks/1',
+    'x-service-event': d.event,
+    'x-service-delivery-id': `dlv_${d.id}`,
+  };
+  if (w.format === 'alt') {
+    const env = d.payload.envelope as { title?: unknown; status?: unknown; createdAt?: unknown };
+    const r = d.payload.recipient as { name?: unknown; email?: unknown; role?: unknown; signedAt?: unknown } | null;
+    const body = JSON.stringify({
+      event: d.event,
+      envelopeId: d.envelopeId,
+      timestamp: now.toISOString(),
+      data: {
+        envelope: { title: env.title ?? null, status: env.status, createdAt: env.createdAt },
+        recipient: r ? { name: r.name, email: r.email, role: r.role, signedAt: r.signedAt ?? null } : null,
+      },
+    });
+    headers['x-service-signature'] = `sha256=${createHmac('sha256', w.secret).update(body).digest('hex')}`;
+    return { body, headers };
+  }
+  const body = JSON.stringify({ event: d.event, deliveredAt: now.toISOString(), envelope: d.payload.envelope });
+  const t = Math.floor(now.getTime() / 1000);
+  headers['x-service-signature'] = `t=${t},v1=${createHmac('sha256', w.secret).update(`${t}.${body}`).digest('hex')}`;
+  return { body, headers };
+}
+
+/**
+ * One attempt of one delivery. The POST happens outside any transaction; its outcome is recorded
+ * under the delivery's and the registration's row locks. A worker that dies mid-attempt leaves the
+ * job to be retried after its lease: the receiver may see the same delivery id twice, never none.
+ */
+export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditService; send: Sender; scheduleMs: readonly number[]; disableAfter: number }): JobDefinition {
+  const { db, repo } = deps;
+  const delays = retryDelays(deps.scheduleMs);
+  return {
+    type: DELIVER_JOB,
+    async handle(payload) {
+      const { deliveryId } = payload as { deliveryId: string };
+      const d = await repo.delivery(db, deliveryId);
+      if (!d || d.status !== 'PENDING') return;
+      const w = await repo.findById(db, d.webhookId);
+      if (!w || w.deletedAt || !w.active) {
+        await repo.updateDelivery(db, d.id, { status: 'FAILED', errorMessage: w?.deletedAt ? 'registration deleted' : 'registration inactive', nextRetryAt: null });
+        return;
+      }
+      const now = new Date();
+      const { body, headers } = buildRequest(w, d, now);
+      const result = await deps.send({ url: w.url, body, headers });
+
+      let retryIn: number | undefined;
+      await db.transaction(async (tx) => {
+        const current = await repo.delivery(tx, d.id, true);
+        if (!current || current.status !== 'PENDING') return;
+        const hook = (await repo.findById(tx, w.id, true))!;
+        const attempts = current.attempts + 1;
+        const record = { attempts, lastAttemptAt: now, responseCode: result.status, errorMessage: result.ok ? null : (result.error ?? `HTTP ${result.status}`).slice(0, 500) };
+        if (result.ok) {
+          await repo.updateDelivery(tx, d.id, { ...record, status: 'SUCCESS', nextRetryAt: null });
+          if (hook.consecutiveFailures !== 0) await repo.update(tx, hook.id, { consecutiveFailures: 0 });
+          return;
+        }
+        const failures = hook.consecutiveFailures + 1;
+        const disable = hook.active && (result.gone || failures >= deps.disableAfter);
+        const reason = result.gone ? 'the receiver answered 410 Gone' : `${failures} consecutive failed deliveries`;
+        await repo.update(tx, hook.id, { consecutiveFailures: failures, ...(disable ? { active: false, disabledReason: reason } : {}) });
+        if (disable) {
+          await deps.audit.alert(tx, { kind: 'webhook_disabled', message: `Webhook ${hook.id} (${hook.url}) disabled: ${reason}`, customerId: hook.customerId, resourceType: 'webhook', resourceId: hook.id });
+        }
+        if (disable || attempts > delays.length) {
+          await repo.updateDelivery(tx, d.id, { ...record, status: 'FAILED', nextRetryAt: null });
+          return;
+        }
+        retryIn = jitter(delays[attempts - 1]);
+        await repo.updateDelivery(tx, d.id, { ...record, nextRetryAt: new Date(now.getTime() + retryIn) });
+      });
+      if (retryIn !== undefined) throw new RetryLater(retryIn, `delivery ${d.id} attempt failed: ${result.error ?? result.status}`);
+    },
+  };
+}

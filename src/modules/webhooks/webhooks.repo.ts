@@ -1,0 +1,86 @@
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { webhookDeliveries, webhooks } from '../../db/schema/index.js';
+import type { Owner } from '../envelopes/envelopes.repo.js';
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+const owned = (id: string, o: Owner) => and(eq(webhooks.id, id), eq(webhooks.customerId, o.customerId), eq(webhooks.mode, o.mode), isNull(webhooks.deletedAt));
+
+export function createWebhooksRepo() {
+  return {
+    async insert(tx: DbOrTx, row: typeof webhooks.$inferInsert): Promise<WebhookRow> {
+      const [r] = await tx.insert(webhooks).values(row).returning();
+      return r;
+    },
+
+    async find(tx: DbOrTx, id: string, owner: Owner, lock = false): Promise<WebhookRow | undefined> {
+      const q = tx.select().from(webhooks).where(owned(id, owner));
+      const [row] = lock ? await q.for('update') : await q;
+      return row;
+    },
+
+    async findById(tx: DbOrTx, id: string, lock = false): Promise<WebhookRow | undefined> {
+      const q = tx.select().from(webhooks).where(eq(webhooks.id, id));
+      const [row] = lock ? await q.for('update') : await q;
+      return row;
+    },
+
+    async list(tx: DbOrTx, owner: Owner, page: { limit: number; offset: number }) {
+      const where = and(eq(webhooks.customerId, owner.customerId), eq(webhooks.mode, owner.mode), isNull(webhooks.deletedAt));
+      const [rows, [{ total }]] = await Promise.all([
+        tx.select().from(webhooks).where(where).orderBy(desc(webhooks.createdAt)).limit(page.limit).offset(page.offset),
+        tx.select({ total: count() }).from(webhooks).where(where),
+      ]);
+      return { rows, total };
+    },
+
+    /** Active registrations of an owner; the caller filters by event. */
+    async active(tx: DbOrTx, owner: Owner): Promise<WebhookRow[]> {
+      return tx
+        .select()
+        .from(webhooks)
+        .where(and(eq(webhooks.customerId, owner.customerId), eq(webhooks.mode, owner.mode), eq(webhooks.active, true), isNull(webhooks.deletedAt)));
+    },
+
+    async update(tx: DbOrTx, id: string, set: Partial<typeof webhooks.$inferInsert>): Promise<WebhookRow> {
+      const [row] = await tx.update(webhooks).set({ ...set, updatedAt: sql`now()` }).where(eq(webhooks.id, id)).returning();
+      return row;
+    },
+
+    async insertDeliveries(tx: DbOrTx, rows: (typeof webhookDeliveries.$inferInsert)[]): Promise<DeliveryRow[]> {
+      if (rows.length === 0) return [];
+      return tx.insert(webhookDeliveries).values(rows).returning();
+    },
+
+    async delivery(tx: DbOrTx, id: string, lock = false): Promise<DeliveryRow | undefined> {
+      const q = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
+      const [row] = lock ? await q.for('update') : await q;
+      return row;
+    },
+
+    async updateDelivery(tx: DbOrTx, id: string, set: Partial<typeof webhookDeliveries.$inferInsert>): Promise<void> {
+      await tx.update(webhookDeliveries).set({ ...set, updatedAt: sql`now()` }).where(eq(webhookDeliveries.id, id));
+    },
+
+    /** Pending deliveries of a deleted registration stop: they end FAILED and are never sent. */
+    async failPending(tx: DbOrTx, webhookId: string, reason: string): Promise<void> {
+      await tx
+        .update(webhookDeliveries)
+        .set({ status: 'FAILED', errorMessage: reason, nextRetryAt: null, updatedAt: sql`now()` })
+        .where(and(eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.status, 'PENDING')));
+    },
+
+    async deliveries(tx: DbOrTx, webhookId: string, status: string | undefined, page: { limit: number; offset: number }) {
+      const where = and(eq(webhookDeliveries.webhookId, webhookId), status ? eq(webhookDeliveries.status, status as DeliveryRow['status']) : undefined);
+      const [rows, [{ total }]] = await Promise.all([
+        tx.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(page.limit).offset(page.offset),
+        tx.select({ total: count() }).from(webhookDeliveries).where(where),
+      ]);
+      return { rows, total };
+    },
+  };
+}
+
+export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;

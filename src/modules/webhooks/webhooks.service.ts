@@ -1,0 +1,146 @@
+import type { DbOrTx, Tx } from '../../db/client.js';
+import type { RequestContext } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import type { Paging } from '../../http/paging.js';
+import { enqueue } from '../../jobs/queue.js';
+import { randomHex } from '../../lib/crypto.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { Owner } from '../envelopes/envelopes.repo.js';
+import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
+
+export const DELIVER_JOB = 'webhook.deliver';
+const UUID = /^(?:wh_)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
+
+export type UrlCheck = (raw: string) => Promise<string>;
+
+export type FanOutEvent = {
+  owner: Owner;
+  envelopeId: string;
+  eventId: number | null;
+  event: string;
+  occurredAt: Date;
+  envelope: Record<string, unknown>;
+  recipient: Record<string, unknown> | null;
+};
+
+export function webhookDto(w: WebhookRow) {
+  return {
+    id: w.id,
+    webhookId: `wh_${w.id}`,
+    url: w.url,
+    events: w.events,
+    description: w.description,
+    format: w.format,
+    active: w.active,
+    consecutiveFailures: w.consecutiveFailures,
+    disabledReason: w.disabledReason,
+    createdAt: w.createdAt.toISOString(),
+    updatedAt: w.updatedAt.toISOString(),
+  };
+}
+
+export function deliveryDto(d: DeliveryRow) {
+  return {
+    id: d.id,
+    deliveryId: `dlv_${d.id}`,
+    webhookId: d.webhookId,
+    event: d.event,
+    envelopeId: d.envelopeId,
+    status: d.status,
+    attempts: d.attempts,
+    responseCode: d.responseCode,
+    errorMessage: d.errorMessage,
+    lastAttemptAt: iso(d.lastAttemptAt),
+    nextRetryAt: iso(d.nextRetryAt),
+    createdAt: d.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Registrations and the fan-out of envelope events into deliveries. A delivery row and its job are
+ * written in the transaction that records the event, so an event is never lost and never sent
+ * without having happened.
+ */
+export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditService; checkUrl: UrlCheck }) {
+  const { repo } = deps;
+
+  async function requireWebhook(tx: DbOrTx, id: string, owner: Owner, lock = false): Promise<WebhookRow> {
+    const m = UUID.exec(id);
+    const row = m ? await repo.find(tx, m[1].toLowerCase(), owner, lock) : undefined;
+    if (!row) throw new AppError('WEBHOOK_NOT_FOUND', 'No such webhook');
+    return row;
+  }
+
+  return {
+    requireWebhook,
+
+    async create(tx: Tx, ctx: RequestContext, input: { url: string; events: string[]; description?: string | null; secret?: string; format: 'standard' | 'alt' }) {
+      const url = await deps.checkUrl(input.url);
+      const secret = input.secret ?? `whsec_${randomHex(16)}`;
+      const row = await repo.insert(tx, { customerId: ctx.actor.customerId, mode: ctx.actor.mode, url, events: input.events, description: input.description ?? null, secret, format: input.format });
+      await deps.audit.customer(tx, ctx, { action: 'webhook.create', resourceType: 'webhook', resourceId: row.id, metadata: { url, events: input.events } });
+      return { ...webhookDto(row), secret };
+    },
+
+    async list(db: DbOrTx, ctx: RequestContext, paging: Paging) {
+      const { rows, total } = await repo.list(db, ownerOf(ctx), paging);
+      return { rows: rows.map(webhookDto), total };
+    },
+
+    async get(db: DbOrTx, ctx: RequestContext, id: string) {
+      return webhookDto(await requireWebhook(db, id, ownerOf(ctx)));
+    },
+
+    async update(tx: Tx, ctx: RequestContext, id: string, input: { url?: string; events?: string[]; description?: string | null; active?: boolean; format?: 'standard' | 'alt' }) {
+      const current = await requireWebhook(tx, id, ownerOf(ctx), true);
+      const url = input.url !== undefined ? await deps.checkUrl(input.url) : undefined;
+      // Re-activating starts counting failures afresh.
+      const reactivate = input.active === true && !current.active;
+      const row = await repo.update(tx, current.id, {
+        ...(url !== undefined ? { url } : {}),
+        ...(input.events ? { events: input.events } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.format ? { format: input.format } : {}),
+        ...(input.active !== undefined ? { active: input.active } : {}),
+        ...(reactivate ? { consecutiveFailures: 0, disabledReason: null } : {}),
+      });
+      await deps.audit.customer(tx, ctx, { action: 'webhook.update', resourceType: 'webhook', resourceId: row.id, metadata: { fields: Object.keys(input) } });
+      return webhookDto(row);
+    },
+
+    /** Soft delete: the history stays for operators; pending deliveries stop. */
+    async remove(tx: Tx, ctx: RequestContext, id: string): Promise<void> {
+      const current = await requireWebhook(tx, id, ownerOf(ctx), true);
+      await repo.update(tx, current.id, { deletedAt: new Date(), active: false });
+      await repo.failPending(tx, current.id, 'registration deleted');
+      await deps.audit.customer(tx, ctx, { action: 'webhook.delete', resourceType: 'webhook', resourceId: current.id });
+    },
+
+    async deliveries(db: DbOrTx, ctx: RequestContext, id: string, status: string | undefined, paging: Paging) {
+      const webhook = await requireWebhook(db, id, ownerOf(ctx));
+      const { rows, total } = await repo.deliveries(db, webhook.id, status, paging);
+      return { rows: rows.map(deliveryDto), total };
+    },
+
+    /** One delivery per active registration subscribed to the event, created with the event. */
+    async fanOut(tx: Tx, e: FanOutEvent): Promise<void> {
+      const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes('*') || w.events.includes(e.event));
+      const rows = await repo.insertDeliveries(
+        tx,
+        targets.map((w) => ({
+          webhookId: w.id,
+          event: e.event,
+          envelopeId: e.envelopeId,
+          eventId: e.eventId,
+          payload: { envelope: e.envelope, recipient: e.recipient, occurredAt: e.occurredAt.toISOString() },
+        })),
+      );
+      for (const d of rows) await enqueue(tx, { type: DELIVER_JOB, payload: { deliveryId: d.id }, maxAttempts: 1000 });
+    },
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;
