@@ -108,7 +108,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     publish: (tx, e) => webhooks.fanOut(tx, e),
   });
   const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
-  const signing = createSigningService({ db, actions, local, envelopesRepo, envelopes, storage });
+  const signing = createSigningService({ db, actions, envelopesRepo, envelopes, storage });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));

@@ -7,7 +7,7 @@ import type { CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, Envel
 import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import type { Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
-import { ACTING_ROLES, currentTurn } from './turns.js';
+import { currentTurn } from './turns.js';
 
 export const SEAL_JOB = 'engine.seal';
 
@@ -20,7 +20,6 @@ export type LocalEngineDeps = {
   signingUrl: string;
 };
 
-const ACTIVE: readonly string[] = ['SENT', 'PARTIALLY_SIGNED', 'SEALING'];
 export const documentKey = (documentId: string, name: string) => `documents/${documentId}/${name}`;
 
 /**
@@ -193,8 +192,6 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       await enqueue(tx, { type: SEAL_JOB, payload: { documentId }, dedupeKey: `seal:${documentId}`, maxAttempts: 10 });
     },
     notifyTurn,
-    isActive: (status: string) => ACTIVE.includes(status),
-    actingRoles: ACTING_ROLES,
   };
 }
 

@@ -257,9 +257,6 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
   return {
     syncFromEngine,
-    requireEnvelope,
-
-    planFields,
 
     async create(tx: Tx, ctx: RequestContext, input: { payload: TCreatePayload; document: PreparedDocument; draft: boolean }): Promise<{ dto: TEnvelope }> {
       const { payload, document, draft } = input;

@@ -1,5 +1,4 @@
 import type { Db, Tx } from '../../db/client.js';
-import type { LocalEngine } from '../../engine/local/local-engine.js';
 import { blockedReason, type ClientInfo, type CompleteInput, type RecipientActions } from '../../engine/local/recipient-actions.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { currentTurn } from '../../engine/local/turns.js';
@@ -11,7 +10,7 @@ import type { EnvelopesService } from '../envelopes/envelopes.service.js';
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
  * change takes), acts in the engine, and syncs the stored copy and its events in one transaction.
  */
-export function createSigningService(deps: { db: Db; actions: RecipientActions; local: LocalEngine; envelopesRepo: EnvelopesRepo; envelopes: EnvelopesService; storage: BlobStorage }) {
+export function createSigningService(deps: { db: Db; actions: RecipientActions; envelopesRepo: EnvelopesRepo; envelopes: EnvelopesService; storage: BlobStorage }) {
   const { actions } = deps;
 
   async function withRecipient<T>(token: string, lock: boolean, work: (tx: Tx, ctx: Awaited<ReturnType<RecipientActions['load']>>, envelopeId: string) => Promise<T>): Promise<T> {
