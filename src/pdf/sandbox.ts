@@ -87,7 +87,7 @@ export class SandboxPool {
   ) {
     this.size = opts.size ?? Math.max(2, Math.min(4, availableParallelism()));
     this.idleMs = opts.idleMs ?? 30_000;
-    this.maxJobs = opts.maxJobsPerWorker ?? 100;
+    this.maxJobs = opts.maxJobsPerWorker ?? 1000;
   }
 
   /**

@@ -309,13 +309,15 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         tx,
         created.fields.map((cf, i) => ({ envelopeId: envelope.id, engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
       );
-      if (!draft) {
-        const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_create', testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
-        if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.entry.amountMicros });
-        await enqueue(tx, { type: DISTRIBUTE_JOB, payload: { envelopeId: envelope.id }, dedupeKey: `distribute:${envelope.id}` });
-      }
       await deps.audit.customer(tx, ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: envelope.id });
       const [dto] = await toDto(tx, [{ ...envelope }], false);
+      if (!draft) {
+        await enqueue(tx, { type: DISTRIBUTE_JOB, payload: { envelopeId: envelope.id }, dedupeKey: `distribute:${envelope.id}` });
+        // Last, so the customer's balance row is locked for as little of the transaction as possible:
+        // concurrent creates of one customer queue on that lock.
+        const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_create', testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
+        if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.entry.amountMicros });
+      }
       return { dto };
     },
 
