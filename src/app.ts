@@ -15,6 +15,7 @@ import { accountRoutes } from './modules/account/account.routes.js';
 import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
 import { envelopesRoutes } from './modules/envelopes/envelopes.routes.js';
 import { opsEnvelopeRoutes } from './modules/ops/ops-envelopes.routes.js';
+import { opsWebhookRoutes } from './modules/ops/ops-webhooks.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
 import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
@@ -126,6 +127,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, audit: c.services.audit, commitMutation: c.commitMutation }));
+  await app.register(opsWebhookRoutes({ db: c.db, repo: c.webhooksRepo }));
   await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 
   return app;
