@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import { measureIdleRss, serveCommand } from './idle-rss.js';
 import { benchPdf, formatPdfRows } from './pdf.js';
 import { bigPdf, measureUploadRss } from './upload-rss.js';
+import { benchWebhooks, formatWebhookRows } from './webhooks.js';
 import { PDF } from '@libpdf/core';
 import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
 
@@ -169,6 +170,11 @@ async function main(): Promise<void> {
 
   process.stderr.write('  PDF pipeline: marker detection and sealing\n');
   const pdfRows = await benchPdf();
+  let webhookRows: string | undefined;
+  if (databaseUrl && kinds.includes('postgres')) {
+    process.stderr.write('  webhooks: deliveries per second and commit-to-first-attempt lag (PostgreSQL)\n');
+    webhookRows = formatWebhookRows(await benchWebhooks(databaseUrl));
+  }
 
   console.log('');
   printTable(rows, bare);
@@ -179,6 +185,7 @@ async function main(): Promise<void> {
   for (const line of uploads) console.log(line);
   console.log('');
   console.log(formatPdfRows(pdfRows));
+  if (webhookRows) console.log(`\n${webhookRows}`);
 
   const failed = rows.filter((r) => r.failures > 0);
   if (failed.length) {

@@ -60,11 +60,11 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
     type: DELIVER_JOB,
     async handle(payload) {
       const { deliveryId } = payload as { deliveryId: string };
-      const d = await repo.delivery(db, deliveryId);
-      if (!d || d.status !== 'PENDING') return;
-      const w = await repo.findById(db, d.webhookId);
-      if (!w || w.deletedAt || !w.active) {
-        await repo.updateDelivery(db, d.id, { status: 'FAILED', errorMessage: w?.deletedAt ? 'registration deleted' : 'registration inactive', nextRetryAt: null });
+      const found = await repo.deliveryWithWebhook(db, deliveryId);
+      if (!found || found.d.status !== 'PENDING') return;
+      const { d, w } = found;
+      if (w.deletedAt || !w.active) {
+        await repo.updateDelivery(db, d.id, { status: 'FAILED', errorMessage: w.deletedAt ? 'registration deleted' : 'registration inactive', nextRetryAt: null });
         return;
       }
       const now = new Date();
@@ -75,14 +75,14 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
       await db.transaction(async (tx) => {
         const current = await repo.delivery(tx, d.id, true);
         if (!current || current.status !== 'PENDING') return;
-        const hook = (await repo.findById(tx, w.id, true))!;
         const attempts = current.attempts + 1;
         const record = { attempts, lastAttemptAt: now, responseCode: result.status, errorMessage: result.ok ? null : (result.error ?? `HTTP ${result.status}`).slice(0, 500) };
         if (result.ok) {
           await repo.updateDelivery(tx, d.id, { ...record, status: 'SUCCESS', nextRetryAt: null });
-          if (hook.consecutiveFailures !== 0) await repo.update(tx, hook.id, { consecutiveFailures: 0 });
+          await repo.resetFailures(tx, w.id);
           return;
         }
+        const hook = (await repo.findById(tx, w.id, true))!;
         const failures = hook.consecutiveFailures + 1;
         const disable = hook.active && (result.gone || failures >= deps.disableAfter);
         const reason = result.gone ? 'the receiver answered 410 Gone' : `${failures} consecutive failed deliveries`;

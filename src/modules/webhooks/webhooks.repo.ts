@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
@@ -60,6 +60,17 @@ export function createWebhooksRepo() {
       return row;
     },
 
+    /** The delivery with its registration, in one round trip (the hot path of every attempt). */
+    async deliveryWithWebhook(tx: DbOrTx, id: string): Promise<{ d: DeliveryRow; w: WebhookRow } | undefined> {
+      const [row] = await tx.select({ d: webhookDeliveries, w: webhooks }).from(webhookDeliveries).innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId)).where(eq(webhookDeliveries.id, id));
+      return row;
+    },
+
+    /** A success resets the failure count without locking the registration when there is nothing to reset. */
+    async resetFailures(tx: DbOrTx, webhookId: string): Promise<void> {
+      await tx.update(webhooks).set({ consecutiveFailures: 0, updatedAt: sql`now()` }).where(and(eq(webhooks.id, webhookId), ne(webhooks.consecutiveFailures, 0)));
+    },
+
     async updateDelivery(tx: DbOrTx, id: string, set: Partial<typeof webhookDeliveries.$inferInsert>): Promise<void> {
       await tx.update(webhookDeliveries).set({ ...set, updatedAt: sql`now()` }).where(eq(webhookDeliveries.id, id));
     },
@@ -75,7 +86,7 @@ export function createWebhooksRepo() {
     async deliveries(tx: DbOrTx, webhookId: string, status: string | undefined, page: { limit: number; offset: number }) {
       const where = and(eq(webhookDeliveries.webhookId, webhookId), status ? eq(webhookDeliveries.status, status as DeliveryRow['status']) : undefined);
       const [rows, [{ total }]] = await Promise.all([
-        tx.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(page.limit).offset(page.offset),
+        tx.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), sql`${webhookDeliveries.eventId} DESC NULLS LAST`, desc(webhookDeliveries.id)).limit(page.limit).offset(page.offset),
         tx.select({ total: count() }).from(webhookDeliveries).where(where),
       ]);
       return { rows, total };
