@@ -24,7 +24,9 @@ function newestMtime(dir: string): number {
  */
 export function serveCommand(): { args: string[]; label: string } {
   const built = path.join(ROOT, 'dist', 'cli.js');
-  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(path.join(ROOT, 'src'))) {
+  // tsc --incremental leaves unchanged outputs untouched; its build info is rewritten on every build.
+  const buildInfo = path.join(ROOT, 'dist', '.tsbuildinfo');
+  if (existsSync(built) && existsSync(buildInfo) && statSync(buildInfo).mtimeMs >= newestMtime(path.join(ROOT, 'src'))) {
     return { args: [built, 'serve'], label: 'node dist/cli.js serve' };
   }
   return { args: ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'serve'], label: 'node --import tsx src/cli.ts serve (dist/ missing or stale)' };
