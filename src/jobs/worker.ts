@@ -6,12 +6,13 @@ import { rowsOf } from '../db/client.js';
 import { JOBS_CHANNEL, claim, complete, fail, type JobRow } from './queue.js';
 import { RetryLater } from './retry-later.js';
 
-export type JobContext = { jobId: number; attempt: number; maxAttempts: number };
+export type JobContext = { jobId: number; attempt: number; maxAttempts: number; workerId: string };
 
 /** A job handler must be safe to run twice: a worker may die after the effect and before `complete`. */
 export type JobDefinition = {
   type: string;
-  handle(payload: unknown, ctx: JobContext): Promise<void>;
+  /** Resolves 'completed' when it already marked the job done in its own transaction (one round trip saved). */
+  handle(payload: unknown, ctx: JobContext): Promise<void | 'completed'>;
 };
 
 /** Runs on every scheduler tick on one node at a time (a transaction-scoped advisory lock). */
@@ -61,8 +62,8 @@ export function createWorker(opts: WorkerOptions) {
         .catch(() => {});
     }, Math.max(250, Math.floor(opts.leaseMs / 3)));
     try {
-      await def.handle(job.payload, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts });
-      await complete(opts.database.db, job.id, workerId);
+      const outcome = await def.handle(job.payload, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
+      if (outcome !== 'completed') await complete(opts.database.db, job.id, workerId);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const retryInMs = err instanceof RetryLater ? err.retryInMs : undefined;

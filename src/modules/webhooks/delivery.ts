@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Db } from '../../db/client.js';
+import { complete } from '../../jobs/queue.js';
 import { RetryLater } from '../../jobs/retry-later.js';
 import type { JobDefinition } from '../../jobs/worker.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -58,7 +59,7 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
   const delays = retryDelays(deps.scheduleMs);
   return {
     type: DELIVER_JOB,
-    async handle(payload) {
+    async handle(payload, ctx) {
       const { deliveryId } = payload as { deliveryId: string };
       const found = await repo.deliveryWithWebhook(db, deliveryId);
       if (!found || found.d.status !== 'PENDING') return;
@@ -72,6 +73,8 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
       const result = await deps.send({ url: w.url, body, headers });
 
       let retryIn: number | undefined;
+      let completed = false;
+      // The outcome and the job's completion commit together; a retry leaves the job to the worker.
       await db.transaction(async (tx) => {
         const current = await repo.delivery(tx, d.id, true);
         if (!current || current.status !== 'PENDING') return;
@@ -80,6 +83,7 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
         if (result.ok) {
           await repo.updateDelivery(tx, d.id, { ...record, status: 'SUCCESS', nextRetryAt: null });
           await repo.resetFailures(tx, w.id);
+          completed = await complete(tx, ctx.jobId, ctx.workerId);
           return;
         }
         const hook = (await repo.findById(tx, w.id, true))!;
@@ -92,12 +96,14 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
         }
         if (disable || attempts > delays.length) {
           await repo.updateDelivery(tx, d.id, { ...record, status: 'FAILED', nextRetryAt: null });
+          completed = await complete(tx, ctx.jobId, ctx.workerId);
           return;
         }
         retryIn = jitter(delays[attempts - 1]);
         await repo.updateDelivery(tx, d.id, { ...record, nextRetryAt: new Date(now.getTime() + retryIn) });
       });
       if (retryIn !== undefined) throw new RetryLater(retryIn, `delivery ${d.id} attempt failed: ${result.error ?? result.status}`);
+      return completed ? 'completed' : undefined;
     },
   };
 }
