@@ -126,7 +126,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
-  await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, audit: c.services.audit, commitMutation: c.commitMutation }));
+  await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, commitMutation: c.commitMutation }));
   await app.register(opsWebhookRoutes({ db: c.db, repo: c.webhooksRepo }));
   await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 

@@ -79,7 +79,8 @@ export function envelopesRoutes(deps: RouteDeps) {
     async function createHandler(request: FastifyRequest, reply: Parameters<CommitMutation>[1], forceDraft: boolean) {
       const ctx = requestContext(request);
       const { payload, parts } = await readUpload(request, deps);
-      if (!forceDraft && payload.recipients.filter((x) => x.role === 'SIGNER').length > 10) throw new AppError('OUT_OF_SCOPE_V1', 'At most 10 signers per envelope in v1');
+      // Fail fast on the rules that need no document, before paying for the PDF parse (create checks them again).
+      envelopes.checkRecipients(payload);
       const document = await deps.prepareDocument(parts);
       const draft = forceDraft || payload.draft === true;
       return commitMutation(request, reply, async (tx) => {

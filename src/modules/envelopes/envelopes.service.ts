@@ -1,6 +1,6 @@
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { TERMINAL_STATUSES, type EngineFieldInput, type EngineStatus, type EnvelopeStatus, type Role, type SigningEngine } from '../../engine/engine.js';
-import type { RequestContext } from '../../http/context.js';
+import type { OperatorContext, RequestContext } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
 import type { Paging } from '../../http/paging.js';
 import { enqueue } from '../../jobs/queue.js';
@@ -133,8 +133,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     );
   }
 
-  /** Checks the payload against itself and the document, and settles which fields go where. */
-  function planFields(payload: TCreatePayload, doc: PreparedDocument): { fields: EngineFieldInput[]; fromMarkers: boolean } {
+  /** The recipient rules, which need no document: unique emails, one to MAX_SIGNERS signers. Returns email → index. */
+  function checkRecipients(payload: TCreatePayload): Map<string, number> {
     const emails = new Map<string, number>();
     payload.recipients.forEach((r, i) => {
       const key = r.email.toLowerCase();
@@ -144,6 +144,12 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     const signers = payload.recipients.filter((r) => r.role === 'SIGNER').length;
     if (signers === 0) throw invalid('payload.recipients', 'at least one recipient must be a SIGNER');
     if (signers > MAX_SIGNERS) throw new AppError('OUT_OF_SCOPE_V1', `At most ${MAX_SIGNERS} signers per envelope in v1`);
+    return emails;
+  }
+
+  /** Checks the payload against itself and the document, and settles which fields go where. */
+  function planFields(payload: TCreatePayload, doc: PreparedDocument): { fields: EngineFieldInput[]; fromMarkers: boolean } {
+    const emails = checkRecipients(payload);
 
     const explicit: { f: TFieldInput; email: string; path: string }[] = [];
     (payload.fields ?? []).forEach((f, i) => explicit.push({ f, email: f.recipientEmail!, path: `payload.fields.${i}` }));
@@ -257,6 +263,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
   return {
     syncFromEngine,
+    checkRecipients,
 
     async create(tx: Tx, ctx: RequestContext, input: { payload: TCreatePayload; document: PreparedDocument; draft: boolean }): Promise<{ dto: TEnvelope }> {
       const { payload, document, draft } = input;
@@ -386,6 +393,28 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       await engine.cancel(tx, envelope.engineEnvelopeId);
       await syncFromEngine(tx, synced);
       if (ctx) await deps.audit.customer(tx, ctx, { action: 'envelope.cancel', resourceType: 'envelope', resourceId: envelope.id });
+    },
+
+    /** Operator cancellation: any customer's envelope, same rules as DELETE. */
+    async cancelAsOperator(tx: Tx, op: OperatorContext, id: string) {
+      const envelope = UUID.test(id) ? await repo.findById(tx, id, true) : undefined;
+      if (!envelope) throw new AppError('ENVELOPE_NOT_FOUND', 'No such envelope');
+      await this.cancel(tx, null, envelope);
+      await deps.audit.operator(tx, op, { customerId: envelope.customerId, action: 'envelope.cancel', resourceType: 'envelope', resourceId: envelope.id });
+      const after = (await repo.findById(tx, envelope.id))!;
+      return { envelopeId: after.id, status: after.status as EnvelopeStatus };
+    },
+
+    /** Queues a refund that has not succeeded once more; a succeeded one is left as it is. */
+    async retryRefund(tx: Tx, op: OperatorContext, refundId: string) {
+      const refund = await repo.refund(tx, refundId, true);
+      if (!refund) throw new AppError('NOT_FOUND', 'No such refund');
+      if (refund.status !== 'succeeded') {
+        await repo.updateRefund(tx, refund.id, { status: 'pending' });
+        await enqueue(tx, { type: REFUND_JOB, payload: { refundId: refund.id }, maxAttempts: 5 });
+      }
+      await deps.audit.operator(tx, op, { customerId: refund.customerId, action: 'refund.retry', resourceType: 'refund', resourceId: refund.id });
+      return { refundId: refund.id, status: refund.status === 'succeeded' ? 'succeeded' : 'pending' };
     },
 
     async remove(tx: Tx, ctx: RequestContext, id: string) {

@@ -13,23 +13,24 @@ import type { EnvelopesService } from '../envelopes/envelopes.service.js';
 export function createSigningService(deps: { db: Db; actions: RecipientActions; envelopesRepo: EnvelopesRepo; envelopes: EnvelopesService; storage: BlobStorage }) {
   const { actions } = deps;
 
-  async function withRecipient<T>(token: string, lock: boolean, work: (tx: Tx, ctx: Awaited<ReturnType<RecipientActions['load']>>, envelopeId: string) => Promise<T>): Promise<T> {
+  async function withRecipient<T>(token: string, work: (tx: Tx, ctx: Awaited<ReturnType<RecipientActions['load']>>) => Promise<T>): Promise<T> {
     return deps.db.transaction(async (tx) => {
       const recipient = await actions.recipientOf(tx, token);
       if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
-      const envelope = await deps.envelopesRepo.findByEngineId(tx, recipient.documentId, lock);
+      const envelope = await deps.envelopesRepo.findByEngineId(tx, recipient.documentId, true);
       if (!envelope) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
-      const ctx = await actions.load(tx, recipient, lock);
+      const ctx = await actions.load(tx, recipient, true);
       if (ctx.doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
-      const result = await work(tx, ctx, envelope.id);
-      await deps.envelopes.syncFromEngine(tx, (await deps.envelopesRepo.findById(tx, envelope.id))!);
+      const result = await work(tx, ctx);
+      // The work changed only the engine's rows; the stored copy is still the locked row read above.
+      await deps.envelopes.syncFromEngine(tx, envelope);
       return result;
     });
   }
 
   return {
     async session(token: string, client: ClientInfo) {
-      return withRecipient(token, true, async (tx, ctx) => {
+      return withRecipient(token, async (tx, ctx) => {
         const { doc, me, recipients, fields } = ctx;
         if (await actions.recordView(tx, doc, me, client)) Object.assign(me, { readStatus: 'OPENED' });
         const reason = blockedReason(doc, me, recipients);
@@ -73,14 +74,14 @@ export function createSigningService(deps: { db: Db; actions: RecipientActions; 
     },
 
     async complete(token: string, input: CompleteInput, client: ClientInfo) {
-      return withRecipient(token, true, async (tx, ctx) => {
+      return withRecipient(token, async (tx, ctx) => {
         const status = await actions.complete(tx, ctx, input, client);
         return { status, redirectUrl: ctx.doc.meta.redirectUrl ?? null };
       });
     },
 
     async reject(token: string, reason: string, client: ClientInfo) {
-      return withRecipient(token, true, async (tx, ctx) => {
+      return withRecipient(token, async (tx, ctx) => {
         await actions.reject(tx, ctx, reason, client);
         return { status: 'REJECTED' as const };
       });
