@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { auditLog } from '../src/db/schema/index.js';
-import { OPS_TOKEN, bearer, createTestApp, type TestApp } from './harness.js';
+import { OPS_TOKEN, bearer, type TestApp } from './harness.js';
 import {
   account,
   assertError,
@@ -30,23 +30,19 @@ import {
   session,
   sigField,
   signAs,
+  startAppWithSmtp,
+  stopAppWithSmtp,
   toOf,
   uniq,
 } from './fixtures/envelopes.js';
-import { startSmtpServer, type TestSmtpServer } from './fixtures/smtp.js';
+import type { TestSmtpServer } from './fixtures/smtp.js';
 
 
 let smtp: TestSmtpServer;
 let t: TestApp;
 
-before(async () => {
-  smtp = await startSmtpServer();
-  t = await createTestApp({ env: { SMTP_URL: smtp.url } });
-});
-after(async () => {
-  await t.close();
-  await smtp.close();
-});
+before(async () => ({ smtp, t } = await startAppWithSmtp()));
+after(() => stopAppWithSmtp(t, smtp));
 
 const mailsTo = (email: string) => smtp.messages.filter((m) => toOf(m).includes(email.toLowerCase()));
 

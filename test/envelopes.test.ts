@@ -22,24 +22,20 @@ import {
   type Recipient,
   samplePdf,
   sigField,
+  startAppWithSmtp,
+  stopAppWithSmtp,
   toOf,
   uniq,
 } from './fixtures/envelopes.js';
-import { startSmtpServer, type TestSmtpServer } from './fixtures/smtp.js';
+import type { TestSmtpServer } from './fixtures/smtp.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let smtp: TestSmtpServer;
 let t: TestApp;
 
-before(async () => {
-  smtp = await startSmtpServer();
-  t = await createTestApp({ env: { SMTP_URL: smtp.url } });
-});
-after(async () => {
-  await t.close();
-  await smtp.close();
-});
+before(async () => ({ smtp, t } = await startAppWithSmtp()));
+after(() => stopAppWithSmtp(t, smtp));
 
 const mailsTo = (email: string) => smtp.messages.filter((m) => toOf(m).includes(email.toLowerCase()));
 

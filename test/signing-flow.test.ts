@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { enqueue } from '../src/jobs/queue.js';
 import { REFUND_JOB } from '../src/modules/envelopes/envelopes.service.js';
-import { bearer, createTestApp, type TestApp } from './harness.js';
+import { bearer, type TestApp } from './harness.js';
 import {
   account,
   assertError,
@@ -28,24 +28,20 @@ import {
   session,
   sigField,
   signAs,
+  startAppWithSmtp,
+  stopAppWithSmtp,
   toOf,
   uniq,
 } from './fixtures/envelopes.js';
-import { startSmtpServer, type TestSmtpServer } from './fixtures/smtp.js';
+import type { TestSmtpServer } from './fixtures/smtp.js';
 
 const hasPdfsig = spawnSync('pdfsig', ['-v']).error === undefined;
 
 let smtp: TestSmtpServer;
 let t: TestApp;
 
-before(async () => {
-  smtp = await startSmtpServer();
-  t = await createTestApp({ env: { SMTP_URL: smtp.url } });
-});
-after(async () => {
-  await t.close();
-  await smtp.close();
-});
+before(async () => ({ smtp, t } = await startAppWithSmtp()));
+after(() => stopAppWithSmtp(t, smtp));
 
 const mailsTo = (email: string) => smtp.messages.filter((m) => toOf(m).includes(email.toLowerCase()));
 
