@@ -5,9 +5,16 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import FindMyWay from 'find-my-way';
 import type { Container } from './container.js';
-import { apiKeyResolver, registerAuth } from './http/auth.js';
-import { AppError, errorBody, toAppError } from './http/errors.js';
+import { registerAuth } from './http/auth.js';
+import { createAuthFailureCounter } from './http/auth-failures.js';
+import { apiKeyResolver } from './modules/account/api-key-resolver.js';
+import { walletJwtResolver } from './modules/auth/wallet-jwt-resolver.js';
+import { withPaymentOffer, x402Resolver } from './modules/x402/x402-resolver.js';
+import { authRoutes } from './modules/auth/auth.routes.js';
+import { errorBody, toAppError } from './http/errors.js';
+import { AppError } from './errors.js';
 import { registerMultipart } from './http/multipart.js';
+import { registerBodyGuard } from './http/body-guard.js';
 import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
@@ -61,7 +68,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   });
 
   // Room for the payload part and the multipart framing around the PDFs.
-  registerMultipart(app, { bodyLimit: config.maxPdfBytes + 1024 * 1024 });
+  const multipartLimit = config.maxPdfBytes + 1024 * 1024;
+  registerMultipart(app, { bodyLimit: multipartLimit });
+  registerBodyGuard(app, { limitOf: (type) => (type?.startsWith('multipart/form-data') ? multipartLimit : JSON_BODY_LIMIT) });
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -72,6 +81,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     if (appErr.code === 'PAYLOAD_TOO_LARGE' && request.headers['content-type']?.startsWith('multipart/form-data')) {
       appErr = new AppError('PDF_TOO_LARGE', `The upload exceeds the ${config.maxPdfBytes}-byte limit`, { maxBytes: config.maxPdfBytes });
     }
+    appErr = await withPaymentOffer(appErr, request, c.x402, config.publicUrl);
     if (appErr.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error');
     else if (appErr.status >= 500) request.log.warn({ err, code: appErr.code }, 'upstream error');
     const body = JSON.stringify(errorBody(appErr, request.id));
@@ -95,9 +105,13 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   await app.register(fastifyHelmet, { global: true });
   registerAuth(app, {
-    resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache })],
+    resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
+      // Last: a bearer credential wins over a payment header.
+      x402Resolver({ db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit }),
+    ],
     opsToken: config.opsToken,
     s2sKey: config.s2sKey,
+    failures: createAuthFailureCounter({ max: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
   });
   await app.register(fastifyRateLimit, {
     global: true,
@@ -119,15 +133,16 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await registerOpenApi(app, { version: c.version, publicUrl: config.publicUrl });
 
   await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable }));
-  await app.register(accountRoutes({ db: c.db, account: c.services.account }));
+  await app.register(authRoutes({ auth: c.auth }));
+  await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
-    envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, prepareDocument: c.prepareDocument, maxPdfBytes: config.maxPdfBytes }),
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
-  await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, repo: c.envelopesRepo, commitMutation: c.commitMutation }));
-  await app.register(opsWebhookRoutes({ db: c.db, repo: c.webhooksRepo }));
+  await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, refunds: c.refunds, commitMutation: c.commitMutation }));
+  await app.register(opsWebhookRoutes({ db: c.db, webhooks: c.webhooks }));
   await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 
   return app;

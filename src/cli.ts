@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, serve, work } from './main.js';
@@ -10,7 +11,7 @@ const USAGE = `Usage: signet <command>
   ops <resource> <action>    call the operator API (SIGNET_URL, default PUBLIC_URL; OPS_TOKEN or DATA_DIR/ops-token)
     ops customers create --email E --name N [--credit-cents C]
     ops customers get <customerId>
-    ops credits add <customerId> --amount-cents C --reason R
+    ops credits add <customerId> --amount-cents C --reason R [--idempotency-key K]
     ops api-keys create <customerId> [--mode live|test]
     ops api-keys revoke <customerId> <keyId>
     ops audit [--customer-id ID] [--limit N] [--offset N]
@@ -30,6 +31,7 @@ async function ops(argv: string[]): Promise<void> {
       'customer-id': { type: 'string' },
       limit: { type: 'string' },
       offset: { type: 'string' },
+      'idempotency-key': { type: 'string' },
     },
   });
   const config = loadConfig();
@@ -40,14 +42,15 @@ async function ops(argv: string[]): Promise<void> {
     return s ? `?${s}` : '';
   };
   const [resource, action, a1, a2] = positionals;
-  const route = ((): { method: string; path: string; body?: unknown } | undefined => {
+  const route = ((): { method: string; path: string; body?: unknown; idempotencyKey?: string } | undefined => {
     switch (`${resource} ${action ?? ''}`.trim()) {
       case 'customers create':
         return { method: 'POST', path: '/ops/customers', body: { email: values.email, name: values.name, creditCents: num(values['credit-cents']) } };
       case 'customers get':
         return { method: 'GET', path: `/ops/customers/${a1}` };
       case 'credits add':
-        return { method: 'POST', path: `/ops/customers/${a1}/credits`, body: { amountCents: num(values['amount-cents']), reason: values.reason } };
+        // A grant needs an Idempotency-Key; pass the same --idempotency-key to retry one safely.
+        return { method: 'POST', path: `/ops/customers/${a1}/credits`, body: { amountCents: num(values['amount-cents']), reason: values.reason }, idempotencyKey: values['idempotency-key'] ?? randomUUID() };
       case 'api-keys create':
         return { method: 'POST', path: `/ops/customers/${a1}/api-keys`, body: { mode: values.mode ?? 'live' } };
       case 'api-keys revoke':
@@ -63,7 +66,11 @@ async function ops(argv: string[]): Promise<void> {
   }
   const res = await fetch(base + route.path, {
     method: route.method,
-    headers: { authorization: `Bearer ${config.opsToken}`, ...(route.body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${config.opsToken}`,
+      ...(route.body ? { 'content-type': 'application/json' } : {}),
+      ...(route.idempotencyKey ? { 'idempotency-key': route.idempotencyKey } : {}),
+    },
     body: route.body ? JSON.stringify(route.body) : undefined,
   });
   const text = await res.text();

@@ -20,6 +20,8 @@ const bool = z.preprocess(unsetIfEmpty, z.enum(['true', 'false', '1', '0']).opti
 const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(unsetIfEmpty, schema.optional());
 
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
 /** The environment as Signet reads it. Every variable is documented in README.md. */
 const ZEnv = z.object({
   NODE_ENV: optional(z.string()),
@@ -33,6 +35,7 @@ const ZEnv = z.object({
   DATABASE_POOL_SIZE: int(1, 500).default(10),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  SIGNING_LINK_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   S2S_KEY: optional(z.string().min(16, 'must be at least 16 characters')),
   SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')),
   MAIL_FROM: z.string().default('Signet <no-reply@signet.local>'),
@@ -60,6 +63,8 @@ const ZEnv = z.object({
   MAX_PDF_BYTES: int(1024).default(26_214_400),
   RATE_LIMIT_MAX: int(1).default(600),
   RATE_LIMIT_WINDOW_MS: int(100).default(60_000),
+  AUTH_FAILURE_LIMIT: int(0).default(30),
+  AUTH_FAILURE_WINDOW_MS: int(100).default(60_000),
   SANDBOX_LIMIT: int(0).default(100),
   IDEMPOTENCY_TTL_HOURS: int(1, 24 * 30).default(24),
   IDEMPOTENCY_LEASE_MS: int(100, 3_600_000).default(60_000),
@@ -73,6 +78,15 @@ const ZEnv = z.object({
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: bool.default(false),
+  PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
+  X402_FACILITATOR_URL: optional(url),
+  X402_NETWORK: optional(z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'must be a CAIP-2 network id like eip155:84532')),
+  X402_ASSET: optional(z.string().regex(EVM_ADDRESS, 'must be 0x followed by 40 hex digits')),
+  X402_PAY_TO: optional(z.string().regex(EVM_ADDRESS, 'must be 0x followed by 40 hex digits')),
+  X402_ASSET_NAME: optional(z.string().min(1)),
+  X402_ASSET_VERSION: optional(z.string().min(1)).default('2'),
+  X402_MIN_PRICE: optional(z.string().regex(/^\d+(\.\d{1,6})?$/, 'must be a USD amount like 0.001')).default('0.001'),
+  X402_SETTLE_TIMEOUT_MS: int(100, 120_000).default(15_000),
 });
 
 export type Config = Readonly<{
@@ -87,6 +101,8 @@ export type Config = Readonly<{
   databasePoolSize: number;
   opsToken: string;
   jwtSecret: string;
+  /** Key of recipients' signing tokens; separate from jwtSecret so one leak does not forge the other. */
+  signingLinkSecret: string;
   s2sKey: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -101,6 +117,9 @@ export type Config = Readonly<{
   maxPdfBytes: number;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** Refused credentials per IP per window before the IP gets 429 on authenticated routes; 0: off. */
+  authFailureLimit: number;
+  authFailureWindowMs: number;
   sandboxLimit: number;
   idempotencyTtlHours: number;
   idempotencyLeaseMs: number;
@@ -114,11 +133,56 @@ export type Config = Readonly<{
   pdfParseMaxMemoryMb: number;
   logLevel: string;
   trustProxy: boolean;
+  /** The product id that POST /v1/account/products/{product}/enable accepts. */
+  productId: string;
+  /** x402 pay-per-call; undefined (off) unless the facilitator, network, asset and receiver are all set. */
+  x402: X402Config | undefined;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
   generatedSecrets: readonly { name: string; file: string }[];
 }>;
 
+export type X402Config = Readonly<{
+  facilitatorUrl: string;
+  /** CAIP-2, e.g. eip155:84532 (Base Sepolia). */
+  network: string;
+  asset: string;
+  payTo: string;
+  /** The token's EIP-712 domain, which the payer signs over. */
+  assetName: string;
+  assetVersion: string;
+  /** What a mutating route with no price of its own charges an x402 caller. */
+  minPriceMicros: bigint;
+  /** Bound on each facilitator call (verify, settle): the settle runs inside the paid call's transaction. */
+  timeoutMs: number;
+}>;
+
 export class ConfigError extends Error {}
+
+/** "0.001" → 1000 micros. */
+const usdToMicros = (usd: string): bigint => {
+  const [whole, frac = ''] = usd.split('.');
+  return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
+};
+
+function x402Config(e: z.infer<typeof ZEnv>): X402Config | undefined {
+  const required = { X402_FACILITATOR_URL: e.X402_FACILITATOR_URL, X402_NETWORK: e.X402_NETWORK, X402_ASSET: e.X402_ASSET, X402_PAY_TO: e.X402_PAY_TO, X402_ASSET_NAME: e.X402_ASSET_NAME };
+  const missing = Object.entries(required).filter(([, v]) => v === undefined).map(([k]) => k);
+  if (missing.length === Object.keys(required).length) return undefined;
+  // Half a configuration is a mistake, not "off": say so at start rather than refuse payments later.
+  if (missing.length) throw new ConfigError(`Invalid configuration: ${missing[0]}: required when x402 is configured (set all of ${Object.keys(required).join(', ')})`);
+  const minPriceMicros = usdToMicros(e.X402_MIN_PRICE);
+  if (minPriceMicros <= 0n) throw new ConfigError('Invalid configuration: X402_MIN_PRICE: must be above 0');
+  return Object.freeze({
+    facilitatorUrl: e.X402_FACILITATOR_URL!,
+    network: e.X402_NETWORK!,
+    asset: e.X402_ASSET!,
+    payTo: e.X402_PAY_TO!,
+    assetName: e.X402_ASSET_NAME!,
+    assetVersion: e.X402_ASSET_VERSION,
+    minPriceMicros,
+    timeoutMs: e.X402_SETTLE_TIMEOUT_MS,
+  });
+}
 
 /**
  * Reads a secret from the environment, else from DATA_DIR, else generates it once and keeps it there
@@ -161,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
     jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),
+    signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET'),
     s2sKey: e.S2S_KEY,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
@@ -175,6 +240,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPdfBytes: e.MAX_PDF_BYTES,
     rateLimitMax: e.RATE_LIMIT_MAX,
     rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS,
+    authFailureLimit: e.AUTH_FAILURE_LIMIT,
+    authFailureWindowMs: e.AUTH_FAILURE_WINDOW_MS,
     sandboxLimit: e.SANDBOX_LIMIT,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
@@ -188,6 +255,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    productId: e.PRODUCT_ID,
+    x402: x402Config(e),
     generatedSecrets: Object.freeze(generated),
   });
 }

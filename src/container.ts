@@ -2,14 +2,25 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/client.js';
-import { API_KEYS_CHANNEL, createApiKeyCache } from './http/api-key-cache.js';
+import { openDatabase, type Database, type DbOrTx } from './db/client.js';
+import { API_KEYS_CHANNEL, createApiKeyCache } from './modules/account/api-key-cache.js';
 import { createIdempotencyRepo } from './http/idempotency.repo.js';
-import { createMutationRunner } from './http/idempotency.js';
-import { purgeTasks } from './jobs/definitions/purge.js';
+import { createMutationRunner, idempotencyPurgeTask } from './http/idempotency.js';
 import { createWorker, type JobDefinition } from './jobs/worker.js';
 import { createAccountRepo } from './modules/account/account.repo.js';
 import { createAccountService } from './modules/account/account.service.js';
+import { createProductsRepo } from './modules/account/products.repo.js';
+import { createProductsService } from './modules/account/products.service.js';
+import { createSummaryRepo } from './modules/account/summary.repo.js';
+import { createSummaryService } from './modules/account/summary.service.js';
+import { authPeriodicTasks } from './modules/auth/auth.jobs.js';
+import { createAuthRepo } from './modules/auth/auth.repo.js';
+import { createAuthService } from './modules/auth/auth.service.js';
+import { createWalletTokens } from './modules/auth/wallet-jwt.js';
+import { createX402Repo } from './modules/x402/x402.repo.js';
+import { x402PeriodicTasks } from './modules/x402/x402.jobs.js';
+import { createX402Service } from './modules/x402/x402.service.js';
+import { createX402Facilitator } from './providers/payments/x402-facilitator.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createBillingRepo } from './modules/billing/billing.repo.js';
@@ -19,23 +30,30 @@ import { createLocalEngine } from './engine/local/local-engine.js';
 import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
 import { createNotifier } from './engine/local/notifications.js';
 import { createRecipientActions } from './engine/local/recipient-actions.js';
+import { blobSweepJob, blobSweepTask } from './engine/local/blob-sweep.js';
 import { sealJob } from './engine/local/seal-job.js';
 import { createTokenDeriver } from './engine/local/tokens.js';
-import { distributeJob, envelopePeriodicTasks, refundJob, sendEmailJob } from './jobs/definitions/envelope-jobs.js';
+import { sendEmailJob } from './engine/local/send-email-job.js';
+import { refundJob } from './modules/billing/billing.jobs.js';
+import { createRefundsRepo } from './modules/billing/refunds.repo.js';
+import { createRefundsService } from './modules/billing/refunds.service.js';
+import { createWalletRefundsRepo } from './modules/billing/wallet-refunds.repo.js';
+import { createEnvelopeSync } from './modules/envelopes/envelope-sync.js';
+import { distributeJob, envelopePeriodicTasks } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
 import { createSigningService } from './modules/signing/signing.service.js';
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
-import { sealDocument } from './pdf/seal.js';
+import { closeSealWorkers, sealInSandbox } from './pdf/seal-sandbox.js';
 import type { PreparedDocument } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { createEmailProvider, createOutboxEmail, type EmailProvider } from './providers/email/index.js';
 import { createLocalStorage, type BlobStorage } from './providers/storage/index.js';
-import { deliverJob } from './modules/webhooks/delivery.js';
+import { deliverJob } from './modules/webhooks/webhooks.jobs.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
-import { postWebhook } from './webhooks/http-sender.js';
-import { checkResolvable, parseWebhookUrl, type Resolver } from './webhooks/url-policy.js';
+import { postWebhook } from './providers/webhooks/http-sender.js';
+import { checkResolvable, parseWebhookUrl, type Resolver } from './providers/webhooks/url-policy.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -47,6 +65,8 @@ export type ContainerOverrides = {
   storage?: BlobStorage;
   /** DNS for webhook URLs (tests inject answers; the default asks the system resolver). */
   webhookResolver?: Resolver;
+  /** The clock of wallet sign-in and wallet JWTs (tests move it to expire nonces and tokens). */
+  clock?: () => Date;
 };
 
 /** The composition root: the only place that knows every concrete implementation. */
@@ -55,6 +75,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const database =
     overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   const { db } = database;
+  const clock = overrides.clock ?? (() => new Date());
 
   const repos = {
     accounts: createAccountRepo(),
@@ -63,11 +84,14 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     idempotency: createIdempotencyRepo(),
   };
   const audit = createAuditService({ repo: repos.audit });
-  const billing = createBillingService({ repo: repos.billing, topUpUrl: `${config.dashboardUrl}/billing` });
+  const summaryRepo = createSummaryRepo();
+  const billing = createBillingService({ repo: repos.billing, topUpUrl: `${config.dashboardUrl}/billing`, db });
   const services = {
     audit,
     billing,
-    account: createAccountService({ accounts: repos.accounts, billing: repos.billing }),
+    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo }),
+    summary: createSummaryService({ repo: summaryRepo, now: clock }),
+    products: createProductsService({ repo: createProductsRepo(), audit, productId: config.productId }),
     ops: createOpsService({ accounts: repos.accounts, billing, audit, auditRepo: repos.audit, sandboxLimit: config.sandboxLimit }),
   };
 
@@ -77,7 +101,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const email = overrides.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir });
   const outbox = createOutboxEmail(outboxDir, config.mailFrom);
   const notifier = createNotifier();
-  const tokens = createTokenDeriver(config.jwtSecret);
+  const tokens = createTokenDeriver(config.signingLinkSecret);
   const localRepo = createLocalEngineRepo();
   const local = createLocalEngine({ repo: localRepo, storage, tokens, notifier, signingUrl: config.signingUrl });
   // Webhooks: the URL policy is checked at registration and again on the address each attempt dials.
@@ -96,45 +120,86 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       return url.toString();
     },
   });
+  // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.
+  const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit });
+  // x402 pay-per-call: on when X402_* is configured; the facilitator is reached on the first paid call.
+  const x402Repo = createX402Repo();
+  const x402 = config.x402 && {
+    config: config.x402,
+    service: createX402Service({
+      db,
+      config: config.x402,
+      facilitator: createX402Facilitator({ facilitatorUrl: config.x402.facilitatorUrl, network: config.x402.network, timeoutMs: config.x402.timeoutMs }),
+      repo: x402Repo,
+      billing,
+      refunds,
+      audit,
+      topUpUrl: `${config.dashboardUrl}/billing`,
+      log: logger.child({ component: 'x402' }),
+      recordsSettlementApart: database.kind === 'postgres',
+    }),
+  };
   const envelopesRepo = createEnvelopesRepo();
+  const signingUrlsOf = async (tx: DbOrTx, ids: string[]) => {
+    const links = await local.linksOf(tx, ids.map(Number));
+    return new Map(ids.map((id) => [id, links.get(Number(id))!]));
+  };
+  const sync = createEnvelopeSync({ repo: envelopesRepo, engine: local.engine, refunds, signingUrlsOf, publish: (tx, e) => webhooks.fanOut(tx, e) });
+  // `transfer` hands the upload's memory to the parsing worker instead of copying it (the route does not reuse the parts).
+  const prepare = (parts: Uint8Array[], owner: string): Promise<PreparedDocument> =>
+    prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb, transfer: true, owner });
   const envelopes = createEnvelopesService({
     repo: envelopesRepo,
     engine: local.engine,
+    sync,
     billing,
     audit,
-    signingUrlOf: (engineRecipientId) => local.linkOf(Number(engineRecipientId)),
+    prepareDocument: prepare,
+    signingUrlsOf,
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
-    publish: (tx, e) => webhooks.fanOut(tx, e),
   });
   const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
-  const signing = createSigningService({ db, actions, envelopesRepo, envelopes, storage });
+  const signing = createSigningService({ db, actions, sync, storage });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
-  // `transfer` hands the upload's memory to the parsing worker instead of copying it (the route does not reuse the parts).
-  const prepare = (parts: Uint8Array[]): Promise<PreparedDocument> => prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb, transfer: true });
-
   const apiKeyCache = createApiKeyCache({ ttlMs: config.authCacheTtlMs });
-  const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash));
+  // Wallet sign-in (SIWE) and the stateless wallet JWT.
+  const walletTokens = createWalletTokens({ secret: config.jwtSecret, publicUrl: config.publicUrl, now: clock });
+  const auth = createAuthService({
+    db,
+    repo: createAuthRepo(),
+    accounts: services.account,
+    audit,
+    tokens: walletTokens,
+    publicUrl: config.publicUrl,
+    sandboxLimit: config.sandboxLimit,
+    now: clock,
+  });
+  // A reconnected listener may have missed revocations: drop every cached key.
+  const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash), () => apiKeyCache.clear());
 
   const worker = createWorker({
     database,
     jobs: [
+      blobSweepJob({ db, repo: localRepo, storage }),
       distributeJob({ db, envelopes }),
       sendEmailJob({ email, outbox, storage }),
-      refundJob({ db, envelopes }),
+      refundJob({ db, refunds }),
       sealJob({
         db,
         repo: localRepo,
         storage,
         notifier,
-        seal: async (input) => sealDocument({ ...input, signer: (await getSigner()).signer, tsaUrl: config.signingTsaUrl }),
+        // In a worker thread, off the event loop (the lease heartbeat keeps beating); the key stays here.
+        seal: async (input) =>
+          sealInSandbox(
+            { ...input, signer: (await getSigner()).signer, tsaUrl: config.signingTsaUrl },
+            { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: Math.max(120_000, config.pdfParseTimeoutMs * 6) },
+          ),
         envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
-        lockEnvelope: async (tx, engineEnvelopeId) => {
-          const envelope = await envelopesRepo.findByEngineId(tx, engineEnvelopeId, true);
-          return envelope ? async () => void (await envelopes.syncFromEngine(tx, envelope)) : undefined;
-        },
+        lockAndSync: sync.lockAndSync,
       }),
       deliverJob({
         db,
@@ -146,7 +211,10 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       }),
       ...(overrides.jobs ?? []),
     ],
-    periodic: [...purgeTasks({ idempotency: repos.idempotency }), ...envelopePeriodicTasks({ envelopes })],
+    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : [])],
+    // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
+    onDeadJob: (tx, job, reason, cause) =>
+      audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),
     concurrency: config.workerConcurrency,
     leaseMs: config.jobLeaseMs,
     intervalMs: config.schedulerIntervalMs,
@@ -163,22 +231,25 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     worker,
     version: VERSION,
     apiKeyCache,
+    x402,
+    x402Repo,
+    auth,
+    walletTokens,
     storage,
     email,
     local,
-    envelopesRepo,
     envelopes,
+    refunds,
     webhooks,
-    webhooksRepo,
     signing,
     getSigner,
-    prepareDocument: prepare,
     commitMutation: createMutationRunner({ db, repo: repos.idempotency }),
     async close(): Promise<void> {
       await worker.stop();
       await stopKeyEvictions();
       await email.close();
       await closePdfWorkers();
+      await closeSealWorkers();
       await database.close();
     },
   };

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { createContainer } from '../src/container.js';
-import { createApiKeyCache } from '../src/http/api-key-cache.js';
-import type { Actor } from '../src/http/context.js';
+import { createApiKeyCache } from '../src/modules/account/api-key-cache.js';
+import type { Actor } from '../src/context.js';
 import { OPS_TOKEN, bearer, createTestApp, testConfig } from './harness.js';
 
 const actor: Actor = { customerId: 'c', mode: 'live', via: 'api_key', keyId: 'k' };

@@ -283,7 +283,7 @@ describe('POST /ops/customers', () => {
     const credit = await t.app.inject({
       method: 'POST',
       url: `/ops/customers/${customerId}/credits`,
-      headers: { 'x-s2s-key': S2S_KEY, ...json },
+      headers: { 'x-s2s-key': S2S_KEY, 'idempotency-key': randomBytes(8).toString('hex'), ...json },
       payload: { amountCents: 700, reason: 'goodwill' },
     });
     assert.equal(credit.statusCode, 200, credit.body);

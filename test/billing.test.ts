@@ -121,7 +121,7 @@ describe('billing', () => {
     const topUp = await t.app.inject({
       method: 'POST',
       url: `/ops/customers/${c.id}/credits`,
-      headers: bearer(OPS_TOKEN),
+      headers: { ...bearer(OPS_TOKEN), 'idempotency-key': randomUUID() },
       payload: { amountCents: 10, reason: 'top-up' },
     });
     assert.equal(topUp.statusCode, 200, topUp.body);
@@ -193,7 +193,7 @@ describe('billing', () => {
 
   describe('POST /ops/customers/{id}/credits', () => {
     const credit = (id: string, payload: unknown, headers: Record<string, string> = bearer(OPS_TOKEN)) =>
-      t.app.inject({ method: 'POST', url: `/ops/customers/${id}/credits`, headers, payload: payload as object });
+      t.app.inject({ method: 'POST', url: `/ops/customers/${id}/credits`, headers: { 'idempotency-key': randomUUID(), ...headers }, payload: payload as object });
 
     test('adds credits and a credit ledger row', async () => {
       const c = await t.createCustomer(0);

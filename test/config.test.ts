@@ -85,8 +85,8 @@ describe('defaults', () => {
   });
 
   test('DATA_DIR defaults to ./data, resolved against the working directory', () => {
-    // Both secrets are given, so nothing is written to ./data.
-    const c = loadConfig({ OPS_TOKEN: OPS, JWT_SECRET: JWT });
+    // Every secret is given, so nothing is written to ./data.
+    const c = loadConfig({ OPS_TOKEN: OPS, JWT_SECRET: JWT, SIGNING_LINK_SECRET: JWT });
     assert.equal(c.dataDir, path.resolve('./data'));
     assert.deepEqual(c.generatedSecrets, []);
   });
@@ -176,6 +176,7 @@ describe('generated secrets', () => {
     assert.deepEqual(first.generatedSecrets, [
       { name: 'OPS_TOKEN', file: opsFile },
       { name: 'JWT_SECRET', file: jwtFile },
+      { name: 'SIGNING_LINK_SECRET', file: path.join(dataDir, 'signing-link-secret') },
     ]);
 
     const second = loadConfig({ DATA_DIR: dataDir });

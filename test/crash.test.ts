@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { FIXTURE_PATH } from './fixtures/billable-route.js';
+import { envelopeBody, samplePdf, sigField, signer } from './fixtures/envelopes.js';
 import { OPS_TOKEN, S2S_KEY } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -197,6 +198,51 @@ test('SIGKILL in the middle of a billable request leaves neither a debit nor its
   assert.equal(replay.text, retry.text);
   assert.equal((await ledger(second, apiKey)).data.filter((e) => e.direction === 'debit').length, 1);
   assert.equal(await balance(second, apiKey), 900_000);
+
+  second.proc.kill('SIGTERM');
+  assert.deepEqual(await second.exited, { code: 0, signal: null });
+});
+
+test('SIGKILL between the original PDF write and the commit of POST /v1/envelopes: no envelope, no debit; the retry creates it once', { timeout: 120_000 }, async () => {
+  const first = await startChild({ CRASH_AFTER_ORIGINAL: '1' });
+  const created = await call(first, 'POST', '/ops/customers', { headers: auth(OPS_TOKEN), body: { email: 'crash-envelope@example.com', name: 'Crash Envelope', creditCents: 100 } });
+  assert.equal(created.status, 201, created.text);
+  const { apiKey } = created.json() as { apiKey: string };
+  const upload = envelopeBody([await samplePdf()], { title: 'crash-envelope', recipients: [signer(1)], fields: [sigField(signer(1).email)] });
+  const create = (child: Child) =>
+    fetch(`${child.base}/v1/envelopes`, { method: 'POST', headers: { ...auth(apiKey), 'idempotency-key': 'crash-envelope-1', 'content-type': upload.contentType }, body: new Uint8Array(upload.body) }).then(async (r) => ({
+      status: r.status,
+      replayed: r.headers.get('idempotent-replayed'),
+      text: await r.text(),
+    }));
+  const inflight = create(first).then(
+    () => 'answered',
+    () => 'no answer',
+  );
+  await first.waitForLine((l) => l === 'STORED', 30_000);
+  first.proc.kill('SIGKILL');
+  assert.equal((await first.exited).signal, 'SIGKILL');
+  assert.equal(await inflight, 'no answer');
+
+  const second = await startChild();
+  const listed = async () => (await call(second, 'GET', '/v1/envelopes', { headers: auth(apiKey) })).json() as { total: number; data: { envelopeId: string }[] };
+  assert.equal((await listed()).total, 0, 'the envelope did not commit');
+  assert.equal(await balance(second, apiKey), 1_000_000, 'nor did its charge');
+
+  let retry = await create(second);
+  for (let i = 0; retry.status === 409 && i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    retry = await create(second);
+  }
+  assert.equal(retry.status, 201, retry.text);
+  assert.equal(retry.replayed, null);
+  const replay = await create(second);
+  assert.equal(replay.replayed, 'true');
+  assert.equal(replay.text, retry.text);
+  const after = await listed();
+  assert.equal(after.total, 1);
+  assert.equal(after.data[0].envelopeId, JSON.parse(retry.text).envelopeId);
+  assert.equal(await balance(second, apiKey), 900_000, 'charged exactly once');
 
   second.proc.kill('SIGTERM');
   assert.deepEqual(await second.exited, { code: 0, signal: null });

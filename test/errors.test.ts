@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ERROR_CODES } from '../src/http/errors.js';
+import { ERROR_CODES } from '../src/errors.js';
 import { FIXTURE_PATH, registerBillableFixture } from './fixtures/billable-route.js';
 import { bearer, createTestApp, OPS_TOKEN, type TestApp } from './harness.js';
 

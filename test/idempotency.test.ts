@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql, type SQL } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { rowsOf } from '../src/db/client.js';
-import { purgeTasks } from '../src/jobs/definitions/purge.js';
+import { idempotencyPurgeTask } from '../src/http/idempotency.js';
 import { FIXTURE_PATH, registerBillableFixture } from './fixtures/billable-route.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 
@@ -277,7 +277,7 @@ describe('idempotency (default lease)', () => {
     assert.notEqual(beforePurge.json().ledgerEntryId, lapsed.json().ledgerEntryId);
     assert.equal(await debitCount(t, c.id), 4);
 
-    const task = purgeTasks({ idempotency: t.container.repos.idempotency }).find((p) => p.name === 'purge-idempotency-keys');
+    const task = idempotencyPurgeTask(t.container.repos.idempotency);
     assert.ok(task);
     await t.container.db.transaction((tx) => task.run(tx));
 

@@ -16,7 +16,7 @@ before(async () => {
     const res = await t.app.inject({
       method: 'POST',
       url: `/ops/customers/${c.id}/credits`,
-      headers: { ...ops, 'content-type': 'application/json' },
+      headers: { ...ops, 'content-type': 'application/json', 'idempotency-key': `credit-${i}` },
       payload: { amountCents: i, reason: `credit ${i}` },
     });
     assert.equal(res.statusCode, 200, res.body);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PDF, type P12Signer } from '@libpdf/core';
 import forge from 'node-forge';
-import { AppError } from '../src/http/errors.js';
+import { AppError } from '../src/errors.js';
 import { closePdfWorkers, prepareDocument } from '../src/pdf/prepare.js';
 import { sealDocument } from '../src/pdf/seal.js';
 import type { CertificateData, Marker, PreparedDocument, StampField } from '../src/pdf/types.js';

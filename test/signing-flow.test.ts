@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { enqueue } from '../src/jobs/queue.js';
-import { REFUND_JOB } from '../src/modules/envelopes/envelopes.service.js';
+import { REFUND_JOB } from '../src/modules/billing/billing.jobs.js';
 import { bearer, type TestApp } from './harness.js';
 import {
   account,

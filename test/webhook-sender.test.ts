@@ -5,8 +5,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import forge from 'node-forge';
-import { postWebhook } from '../src/webhooks/http-sender.js';
-import { checkResolvable, parseWebhookUrl, type Resolver } from '../src/webhooks/url-policy.js';
+import { postWebhook } from '../src/providers/webhooks/http-sender.js';
+import { checkResolvable, parseWebhookUrl, type Resolver } from '../src/providers/webhooks/url-policy.js';
 
 type Hit = { method: string; url: string; headers: http.IncomingHttpHeaders; body: string; remoteAddress: string; localAddress: string };
 

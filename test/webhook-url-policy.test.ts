@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AppError } from '../src/http/errors.js';
-import { checkResolvable, isPublicUnicast, parseWebhookUrl, systemResolver, type Resolver } from '../src/webhooks/url-policy.js';
+import { AppError } from '../src/errors.js';
+import { checkResolvable, isPublicUnicast, parseWebhookUrl, systemResolver, type Resolver } from '../src/providers/webhooks/url-policy.js';
 
 const OWN = ['https://signet.example.com', 'https://sign.example.com', 'https://app.example.com'];
 const policy = { allowHosts: [] as string[], ownOrigins: OWN };

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../src/db/client.js';
-import type { ResolvedAddress, Resolver } from '../src/webhooks/url-policy.js';
+import type { ResolvedAddress, Resolver } from '../src/providers/webhooks/url-policy.js';
 import { OPS_TOKEN, bearer, createTestApp, type TestApp, type TestCustomer } from './harness.js';
 import { assertError, createEnvelope, person, recipientToken, session, signAs } from './fixtures/envelopes.js';
 import { startReceiver, type Receiver } from './fixtures/receiver.js';

@@ -18,8 +18,12 @@ export interface Database {
   migrate(): Promise<void>;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;
-  /** Subscribes to NOTIFY on a channel; returns the unsubscribe function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to NOTIFY on a channel; returns the unsubscribe function. A lost listening connection is
+   * reopened with backoff, and `onReconnect` runs once it listens again: notifications sent while it was
+   * away are gone, so a subscriber that caches must drop what it holds.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
   /** Drops the per-run schema (tests on PostgreSQL); absent otherwise. */
   dropSchema?: () => Promise<void>;
@@ -28,6 +32,8 @@ export interface Database {
 const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 /** Arbitrary constant naming Signet's migration lock among other users of the same database. */
 const MIGRATION_LOCK_KEY = 7_140_221_001;
+/** Backoff between attempts to reopen a lost LISTEN connection: doubling from the first to the last. */
+const LISTEN_RETRY_MS = { first: 100, max: 30_000 };
 
 export type DatabaseOptions = { databaseUrl?: string; dataDir: string; poolSize?: number; schemaName?: string };
 
@@ -73,6 +79,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     ping: async () => {
       await client.query('SELECT 1');
     },
+    // In-process: the subscription cannot be lost, so there is nothing to reconnect.
     listen: async (channel, onNotify) => client.listen(channel, onNotify),
     close: () => client.close(),
   };
@@ -96,7 +103,35 @@ async function openPostgres(url: string, poolSize: number, schemaName?: string):
     }
   }
   const db = drizzle(pool, { schema }) as unknown as Db;
-  const listeners: InstanceType<typeof pg.Client>[] = [];
+  type PgClient = InstanceType<typeof pg.Client>;
+  const listeners = new Set<() => Promise<void>>();
+
+  /** Opens a connection that LISTENs on the channel; `onLost` runs once when it errors or ends. */
+  async function openListener(channel: string, onNotify: (payload: string) => void, onLost: (c: PgClient) => void): Promise<PgClient> {
+    // The application name tells operators (and tests) which backend is a listener, and for which schema.
+    const client = new pg.Client({ connectionString: url, options, application_name: `signet listen${schemaName ? ` ${schemaName}` : ''}` });
+    let lost = false;
+    const lose = () => {
+      if (lost) return;
+      lost = true;
+      onLost(client);
+    };
+    client.on('error', lose);
+    client.on('end', lose);
+    client.on('notification', (msg) => {
+      if (msg.channel === channel) onNotify(msg.payload ?? '');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+    } catch (err) {
+      lost = true;
+      await client.end().catch(() => {});
+      throw err;
+    }
+    return client;
+  }
+
   return {
     kind: 'postgres',
     db,
@@ -104,22 +139,52 @@ async function openPostgres(url: string, poolSize: number, schemaName?: string):
     ping: async () => {
       await pool.query('SELECT 1');
     },
-    listen: async (channel, onNotify) => {
-      const client = new pg.Client({ connectionString: url, options });
-      client.on('error', () => {});
-      await client.connect();
-      client.on('notification', (msg) => {
-        if (msg.channel === channel) onNotify(msg.payload ?? '');
-      });
-      await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
-      listeners.push(client);
-      return async () => {
-        listeners.splice(listeners.indexOf(client), 1);
-        await client.end().catch(() => {});
+    listen: async (channel, onNotify, onReconnect) => {
+      let stopped = false;
+      let current: PgClient | undefined;
+      let retry: NodeJS.Timeout | undefined;
+      let delayMs = LISTEN_RETRY_MS.first;
+      // A restart, a failover or an idle-connection killer ends the connection; without a new one the
+      // subscriber would silently stop hearing anything.
+      const onLost = (lostClient: PgClient) => {
+        if (stopped || lostClient !== current) return;
+        current = undefined;
+        void lostClient.end().catch(() => {});
+        schedule();
       };
+      const schedule = () => {
+        retry = setTimeout(() => void reopen(), delayMs);
+        retry.unref();
+        delayMs = Math.min(delayMs * 2, LISTEN_RETRY_MS.max);
+      };
+      const reopen = async () => {
+        retry = undefined;
+        if (stopped) return;
+        let client: PgClient;
+        try {
+          client = await openListener(channel, onNotify, onLost);
+        } catch {
+          if (!stopped) schedule();
+          return;
+        }
+        if (stopped) return void (await client.end().catch(() => {}));
+        current = client;
+        delayMs = LISTEN_RETRY_MS.first;
+        onReconnect?.();
+      };
+      current = await openListener(channel, onNotify, onLost);
+      const stop = async () => {
+        stopped = true;
+        listeners.delete(stop);
+        clearTimeout(retry);
+        await current?.end().catch(() => {});
+        current = undefined;
+      };
+      listeners.add(stop);
+      return stop;
     },
     close: async () => {
-      await Promise.all(listeners.splice(0).map((c) => c.end().catch(() => {})));
+      await Promise.all([...listeners].map((stop) => stop()));
       await pool.end();
     },
     dropSchema: schemaName

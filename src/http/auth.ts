@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AccountRepo } from '../modules/account/account.repo.js';
-import type { Db } from '../db/client.js';
-import { safeEqual, sha256Hex } from '../lib/crypto.js';
-import type { ApiKeyCache } from './api-key-cache.js';
-import type { Actor, OperatorContext, RequestContext } from './context.js';
-import { AppError } from './errors.js';
+import { safeEqual } from '../lib/crypto.js';
+import type { Actor, OperatorContext, RequestContext } from '../context.js';
+import { AppError } from '../errors.js';
+import type { AuthFailureCounter } from './auth-failures.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** `customer`: a customer credential is required; `operator`: OPS_TOKEN or X-S2S-Key; default: none. */
     auth?: 'customer' | 'operator' | 'none';
+    /** The code for a customer route called with no credential at all; SPEC names MISSING_AUTH for /v1/account/products. */
+    noCredentialCode?: 'UNAUTHORIZED' | 'MISSING_AUTH';
   }
   interface FastifyRequest {
     actor?: Actor;
@@ -17,29 +17,12 @@ declare module 'fastify' {
   }
 }
 
-export const API_KEY_PATTERN = /^svc_(live|test)_[0-9a-f]{32}$/;
-
 /**
  * One customer auth mode. Returns undefined when the credential is not of its kind, so the next mode
  * may try; throws an AppError when it is of its kind but invalid. Wallet JWT, x402 and the dashboard
  * cookie plug in here and resolve to the same customer record.
  */
 export type ActorResolver = (request: FastifyRequest, bearer: string | undefined) => Promise<Actor | undefined>;
-
-export function apiKeyResolver(deps: { db: Db; accounts: AccountRepo; cache: ApiKeyCache }): ActorResolver {
-  return async (_request, bearer) => {
-    if (!bearer?.startsWith('svc_')) return undefined;
-    if (!API_KEY_PATTERN.test(bearer)) throw new AppError('TOKEN_INVALID', 'The API key is malformed');
-    const keyHash = sha256Hex(bearer);
-    const cached = deps.cache.get(keyHash);
-    if (cached) return cached;
-    const key = await deps.accounts.findActiveKeyByHash(deps.db, keyHash);
-    if (!key) throw new AppError('UNAUTHORIZED', 'The API key is unknown or revoked');
-    const actor: Actor = { customerId: key.customerId, mode: key.mode, via: 'api_key', keyId: key.id, keyPrefix: key.prefix };
-    deps.cache.set(keyHash, actor);
-    return actor;
-  };
-}
 
 function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -49,11 +32,27 @@ function bearerOf(request: FastifyRequest): string | undefined {
   return m[1];
 }
 
-export function registerAuth(app: FastifyInstance, opts: { resolvers: ActorResolver[]; opsToken: string; s2sKey: string | undefined }): void {
+export function registerAuth(
+  app: FastifyInstance,
+  opts: { resolvers: ActorResolver[]; opsToken: string; s2sKey: string | undefined; failures: AuthFailureCounter },
+): void {
+  // Registered before the rate limiter, which needs the actor to budget per customer: this hook limits
+  // failed authentication per IP itself, before the credential is looked at.
   app.addHook('onRequest', async (request) => {
     const kind = request.routeOptions.config.auth;
-    if (kind === 'customer') request.actor = await authenticateCustomer(request);
-    else if (kind === 'operator') request.operator = authenticateOperator(request);
+    if (kind !== 'customer' && kind !== 'operator') return;
+    const blockedMs = opts.failures.blockedFor(request.ip);
+    if (blockedMs !== undefined) {
+      const seconds = Math.max(1, Math.ceil(blockedMs / 1000));
+      throw new AppError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${seconds} seconds`, { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) });
+    }
+    try {
+      if (kind === 'customer') request.actor = await authenticateCustomer(request);
+      else request.operator = authenticateOperator(request);
+    } catch (err) {
+      if (isRefusedCredential(request, err)) opts.failures.record(request.ip);
+      throw err;
+    }
   });
 
   async function authenticateCustomer(request: FastifyRequest): Promise<Actor> {
@@ -65,7 +64,9 @@ export function registerAuth(app: FastifyInstance, opts: { resolvers: ActorResol
       const actor = await resolve(request, bearer);
       if (actor) return actor;
     }
-    if (bearer === undefined) throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key>');
+    if (bearer === undefined) {
+      throw new AppError(request.routeOptions.config.noCredentialCode ?? 'UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>');
+    }
     throw new AppError('TOKEN_INVALID', 'The bearer credential is not a recognised API key or token');
   }
 
@@ -83,14 +84,24 @@ export function registerAuth(app: FastifyInstance, opts: { resolvers: ActorResol
   }
 }
 
+/**
+ * A credential was presented in a recognised form and refused: what a guesser produces, and what costs
+ * a lookup. A missing credential, or one whose form is wrong (TOKEN_INVALID), is refused for free and
+ * cannot succeed, so it does not count.
+ */
+function isRefusedCredential(request: FastifyRequest, err: unknown): boolean {
+  if (!(err instanceof AppError) || err.status !== 401 || err.code === 'TOKEN_INVALID') return false;
+  return request.headers.authorization !== undefined || request.headers['x-s2s-key'] !== undefined;
+}
+
 /** The service-facing view of a customer request. */
 export function requestContext(request: FastifyRequest): RequestContext {
   if (!request.actor) throw new Error('requestContext on a route without customer auth');
+  return { actor: request.actor, requestId: request.id, ip: request.ip, testModeHeader: testModeRequested(request) };
+}
+
+/** X-Service-Test-Mode: true (in any case) asks for a free test send. */
+export function testModeRequested(request: FastifyRequest): boolean {
   const testMode = request.headers['x-service-test-mode'];
-  return {
-    actor: request.actor,
-    requestId: request.id,
-    ip: request.ip,
-    testModeHeader: typeof testMode === 'string' && testMode.toLowerCase() === 'true',
-  };
+  return typeof testMode === 'string' && testMode.toLowerCase() === 'true';
 }

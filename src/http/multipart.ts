@@ -1,7 +1,7 @@
 import { Busboy, type BusboyHeaders } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../lib/crypto.js';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 export type UploadedFile = { field: string; filename: string; mimetype: string; data: Buffer };
 export type MultipartBody = { files: UploadedFile[]; fields: Record<string, string>; tooManyFiles: boolean };

@@ -1,9 +1,9 @@
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import { PRICES, type BillableOperation } from '../modules/billing/prices.js';
+import { PRICES, type BillableOperation } from '../lib/prices.js';
 import { formatUsd } from '../lib/money.js';
-import { ERROR_CODES } from './errors.js';
+import { ERROR_CODES } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,7 +42,13 @@ RATE_LIMITED carries Retry-After.
 
 Test mode: keys starting svc_test_ see only test-mode data and are never charged; they count against
 the account's sandboxLimit (402 SANDBOX_LIMIT_REACHED past it). The header X-Service-Test-Mode: true
-makes a create-and-send free in the same way.`;
+makes a create-and-send free in the same way.
+
+x402 (when the server has it on): a mutating call with no credentials answers 402 PAYMENT_REQUIRED
+with a \`PAYMENT-REQUIRED\` header (x402 v2, scheme exact); pay it with a \`PAYMENT-SIGNATURE\` header
+(Alt \`x-payment\`), one call one payment, settled before the call commits (\`PAYMENT-RESPONSE\` carries
+the receipt). Priced operations cost their price; every other mutating route costs an x402 caller
+X402_MIN_PRICE (default USD 0.001).`;
 
 /** Registers @fastify/swagger; routes with `schema.hide` (operator API, signing pages) stay out. */
 export async function registerOpenApi(app: FastifyInstance, opts: { version: string; publicUrl: string }): Promise<void> {
@@ -122,6 +128,9 @@ OpenAPI 3.1: ${opts.publicUrl}/openapi.json
 
 ## Prices (no subscription; each billable call is charged to the caller's balance)
 ${priced}
+
+x402 callers pay each call on-chain: the price above, and X402_MIN_PRICE (default USD 0.001) on every
+other mutating route. A call with no credentials answers 402 with the PAYMENT-REQUIRED header to pay.
 
 ## Conventions
 - Errors: \`{error, code, ...extras}\`; branch on \`code\`.

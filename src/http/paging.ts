@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Paging } from '../context.js';
 
 const bounded = (min: number, max: number) => z.coerce.number().int().min(min).max(max).optional();
 
@@ -10,10 +11,6 @@ export const ZPagingQuery = z.object({
   perPage: bounded(1, 100).describe('Alt paging: page size, max 100, default 20'),
 });
 export type TPagingQuery = z.infer<typeof ZPagingQuery>;
-
-export type Paging =
-  | { style: 'offset'; limit: number; offset: number }
-  | { style: 'page'; limit: number; offset: number; page: number; perPage: number };
 
 /** The Alt form is chosen when page or perPage is given; it answers in its own wrapper. */
 export function resolvePaging(q: TPagingQuery): Paging {

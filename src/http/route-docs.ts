@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES, type ErrorCode } from './errors.js';
+import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
 /** Errors any authenticated customer route can answer with. */
 export const CUSTOMER_ERRORS = ['UNAUTHORIZED', 'TOKEN_INVALID', 'RATE_LIMITED', 'INTERNAL_ERROR'] as const satisfies ErrorCode[];

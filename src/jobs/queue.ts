@@ -37,8 +37,10 @@ export async function enqueue(tx: DbOrTx, job: EnqueueInput): Promise<void> {
 
 /**
  * Claims up to `limit` due jobs for `workerId`: queued jobs whose time has come, and running jobs
- * whose lease lapsed (their worker died). SKIP LOCKED lets workers claim side by side without waiting
- * on or taking each other's rows.
+ * whose lease lapsed (their worker died) with attempts left. SKIP LOCKED lets workers claim side by
+ * side without waiting on or taking each other's rows. The claim counts the attempt, so a run that
+ * crashes its process has spent one: a lapsed job whose attempts are spent is never handed out again
+ * (a poison job would crash-loop every node); `buryLapsed` ends it dead.
  */
 export async function claim(db: Db, opts: { workerId: string; types: string[]; limit: number; leaseMs: number }): Promise<JobRow[]> {
   if (opts.types.length === 0) return [];
@@ -49,12 +51,13 @@ export async function claim(db: Db, opts: { workerId: string; types: string[]; l
     WHERE id IN (
       SELECT id FROM jobs
       WHERE type IN (${types})
-        AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND locked_until < now()))
+        AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND locked_until < now() AND attempts < max_attempts))
       ORDER BY run_at, id
       LIMIT ${opts.limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, type, payload, attempts, max_attempts AS "maxAttempts", run_at AS "runAt"`);
-  return rowsOf<JobRow>(result);
+  // A raw query returns the bigint id as a string on node-postgres: the row type promises a number.
+  return rowsOf<JobRow>(result).map((r) => ({ ...r, id: Number(r.id) }));
 }
 
 /** Marks the job done, only while this worker still holds it (a lapsed lease may have moved it on). */
@@ -67,17 +70,56 @@ export async function complete(db: DbOrTx, jobId: number, workerId: string): Pro
   return rows.length === 1;
 }
 
+/**
+ * Ends dead the running jobs whose lease lapsed on their last attempt: their worker died holding them
+ * as many times as they may run. Returns them, so the caller raises the alert in the same transaction.
+ */
+export async function buryLapsed(tx: DbOrTx, limit = 100): Promise<Pick<JobRow, 'id' | 'type' | 'attempts' | 'maxAttempts'>[]> {
+  const result = await tx.execute(sql`
+    UPDATE jobs SET status = 'dead', locked_by = NULL, locked_until = NULL, updated_at = now(),
+      last_error = 'lease lapsed on attempt ' || attempts || ' of ' || max_attempts || ': the worker died holding the job'
+    WHERE id IN (
+      SELECT id FROM jobs
+      WHERE status = 'running' AND locked_until < now() AND attempts >= max_attempts
+      ORDER BY locked_until, id
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)
+    RETURNING id, type, attempts, max_attempts AS "maxAttempts"`);
+  return rowsOf<Pick<JobRow, 'id' | 'type' | 'attempts' | 'maxAttempts'>>(result).map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+/**
+ * Operator: queues a dead job again, due now, with its attempts reset (its last error stays until the
+ * next attempt). Undefined when there is no such job; the row as it is when it is not dead.
+ */
+export async function requeueDead(tx: DbOrTx, jobId: number): Promise<{ job: Pick<JobRow, 'id' | 'type' | 'status'>; requeued: boolean } | undefined> {
+  const [requeued] = await tx
+    .update(jobs)
+    .set({ status: 'queued', attempts: 0, runAt: sql`now()`, lockedBy: null, lockedUntil: null, updatedAt: sql`now()` })
+    .where(and(eq(jobs.id, jobId), eq(jobs.status, 'dead')))
+    .returning({ id: jobs.id, type: jobs.type, status: jobs.status });
+  if (requeued) {
+    await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, '')`);
+    return { job: requeued, requeued: true };
+  }
+  const [current] = await tx.select({ id: jobs.id, type: jobs.type, status: jobs.status }).from(jobs).where(eq(jobs.id, jobId));
+  return current ? { job: current, requeued: false } : undefined;
+}
+
 /** Exponential backoff with jitter: 2^attempts seconds, capped at an hour. */
 export function backoffMs(attempts: number): number {
   const base = Math.min(3_600_000, 1000 * 2 ** Math.min(attempts, 12));
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-/** Schedules the next attempt, or marks the job dead once its attempts are spent. */
-export async function fail(db: DbOrTx, job: Pick<JobRow, 'id' | 'attempts' | 'maxAttempts'>, workerId: string, error: string, retryInMs?: number): Promise<'retry' | 'dead'> {
+/**
+ * Schedules the next attempt, or marks the job dead once its attempts are spent; 'lost' when this
+ * worker no longer holds the job (its lease lapsed and another took it or buried it).
+ */
+export async function fail(db: DbOrTx, job: Pick<JobRow, 'id' | 'attempts' | 'maxAttempts'>, workerId: string, error: string, retryInMs?: number): Promise<'retry' | 'dead' | 'lost'> {
   const dead = job.attempts >= job.maxAttempts;
   const delay = retryInMs ?? backoffMs(job.attempts);
-  await db
+  const rows = await db
     .update(jobs)
     .set({
       status: dead ? 'dead' : 'queued',
@@ -87,8 +129,20 @@ export async function fail(db: DbOrTx, job: Pick<JobRow, 'id' | 'attempts' | 'ma
       lastError: error.slice(0, 2000),
       updatedAt: sql`now()`,
     })
-    .where(and(eq(jobs.id, job.id), eq(jobs.lockedBy, workerId)));
+    .where(and(eq(jobs.id, job.id), eq(jobs.lockedBy, workerId)))
+    .returning({ id: jobs.id });
+  if (rows.length === 0) return 'lost';
   return dead ? 'dead' : 'retry';
+}
+
+/** Ends a job dead at once, whatever attempts it has left (a payload no retry can fix). */
+export async function bury(db: DbOrTx, jobId: number, workerId: string, error: string): Promise<boolean> {
+  const rows = await db
+    .update(jobs)
+    .set({ status: 'dead', lockedBy: null, lockedUntil: null, lastError: error.slice(0, 2000), updatedAt: sql`now()` })
+    .where(and(eq(jobs.id, jobId), eq(jobs.lockedBy, workerId), eq(jobs.status, 'running')))
+    .returning({ id: jobs.id });
+  return rows.length === 1;
 }
 
 /** Deletes finished jobs older than the cutoff; dead jobs stay for operators. */

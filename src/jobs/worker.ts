@@ -1,19 +1,41 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
-import type { Database, Tx } from '../db/client.js';
+import type { ZodType } from 'zod';
+import type { Database, DbOrTx, Tx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
-import { JOBS_CHANNEL, claim, complete, fail, type JobRow } from './queue.js';
+import { JOBS_CHANNEL, bury, buryLapsed, claim, complete, fail, purgeDone, type JobRow } from './queue.js';
 import { RetryLater } from './retry-later.js';
 
 export type JobContext = { jobId: number; attempt: number; maxAttempts: number; workerId: string };
 
-/** A job handler must be safe to run twice: a worker may die after the effect and before `complete`. */
-export type JobDefinition = {
+/**
+ * A job type, defined by the module that owns it (`<module>.jobs.ts`). The payload is checked against
+ * its schema before the handler runs: a payload that does not fit can never succeed, so the job ends
+ * dead at once with an operator alert instead of retrying. A handler must be safe to run twice: a
+ * worker may die after the effect and before `complete`; a run that crashed its process counts as an
+ * attempt, and a job whose attempts are spent that way ends dead with an operator alert too.
+ */
+export type JobDefinition<P = unknown> = {
   type: string;
+  payload: ZodType<P>;
   /** Resolves 'completed' when it already marked the job done in its own transaction (one round trip saved). */
-  handle(payload: unknown, ctx: JobContext): Promise<void | 'completed'>;
+  handle(payload: P, ctx: JobContext): Promise<void | 'completed'>;
+  /**
+   * The handler raises its own operator alert when its last attempt fails (refunds: refund_failed), so
+   * the worker raises none for that failure; an invalid payload or a crash still gets the worker's.
+   */
+  raisesOwnFailureAlert?: boolean;
 };
+
+/** Infers the payload type from the schema, so handlers get it typed without casts. */
+export const defineJob = <P>(def: JobDefinition<P>): JobDefinition<P> => def;
+
+/** Why a job ended dead: a payload no retry can fix, its last attempt failed, or its last attempt crashed its worker. */
+export type DeadJobCause = 'invalid_payload' | 'failed' | 'crashed';
+
+/** Raised in the transaction that ends a job dead, whatever the cause: a dead job needs an operator. */
+export type DeadJobAlert = (tx: DbOrTx, job: { id: number; type: string }, reason: string, cause: DeadJobCause) => Promise<void>;
 
 /** Runs on every scheduler tick on one node at a time (a transaction-scoped advisory lock). */
 export type PeriodicTask = {
@@ -25,12 +47,22 @@ type Logger = { info(obj: object, msg?: string): void; warn(obj: object, msg?: s
 
 export type WorkerOptions = {
   database: Database;
-  jobs: JobDefinition[];
+  // Each definition checks its own payload type; the list mixes them.
+  jobs: JobDefinition<any>[];
   periodic?: PeriodicTask[];
+  onDeadJob?: DeadJobAlert;
   concurrency: number;
   leaseMs: number;
   intervalMs: number;
   logger: Logger;
+};
+
+const DONE_JOB_RETENTION_MS = 7 * 24 * 3_600_000;
+
+/** The queue's own housekeeping: finished jobs go after a week; dead ones stay for operators. */
+const purgeDoneJobs: PeriodicTask = {
+  name: 'purge-done-jobs',
+  run: async (tx) => void (await purgeDone(tx, new Date(Date.now() - DONE_JOB_RETENTION_MS))),
 };
 
 /** Stable advisory-lock key per periodic task name (32-bit FNV-1a). */
@@ -41,6 +73,7 @@ function lockKey(name: string): number {
 }
 
 export function createWorker(opts: WorkerOptions) {
+  const { onDeadJob } = opts;
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const byType = new Map(opts.jobs.map((j) => [j.type, j]));
   const types = [...byType.keys()];
@@ -62,12 +95,28 @@ export function createWorker(opts: WorkerOptions) {
         .catch(() => {});
     }, Math.max(250, Math.floor(opts.leaseMs / 3)));
     try {
-      const outcome = await def.handle(job.payload, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
+      const parsed = def.payload.safeParse(job.payload);
+      if (!parsed.success) {
+        const reason = `invalid payload: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`.slice(0, 1000);
+        await opts.database.db.transaction(async (tx) => {
+          if (await bury(tx, job.id, workerId, reason)) await onDeadJob?.(tx, job, reason, 'invalid_payload');
+        });
+        opts.logger.error({ jobId: job.id, type: job.type, err: reason }, 'job dead: invalid payload');
+        return;
+      }
+      const outcome = await def.handle(parsed.data, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
       if (outcome !== 'completed') await complete(opts.database.db, job.id, workerId);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const retryInMs = err instanceof RetryLater ? err.retryInMs : undefined;
-      const outcome = await fail(opts.database.db, job, workerId, message, retryInMs).catch(() => 'unknown');
+      // The burial and its alert commit together: a dead job is never left without one.
+      const outcome = await opts.database.db
+        .transaction(async (tx) => {
+          const result = await fail(tx, job, workerId, message, retryInMs);
+          if (result === 'dead' && !def.raisesOwnFailureAlert) await onDeadJob?.(tx, job, message.slice(0, 1000), 'failed');
+          return result;
+        })
+        .catch(() => 'unknown');
       const log = outcome === 'dead' ? opts.logger.error.bind(opts.logger) : opts.logger.warn.bind(opts.logger);
       log({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, 'job failed');
     } finally {
@@ -108,8 +157,20 @@ export function createWorker(opts: WorkerOptions) {
     }
   }
 
+  /** Jobs whose worker died holding their last attempt: dead, with the alert, instead of run again. */
+  const buryCrashedJobs: PeriodicTask = {
+    name: 'bury-crashed-jobs',
+    run: async (tx) => {
+      for (const job of await buryLapsed(tx)) {
+        const reason = `its worker died holding it on each of its ${job.attempts} attempt(s)`;
+        await onDeadJob?.(tx, job, reason, 'crashed');
+        opts.logger.error({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job dead: lease lapsed on its last attempt');
+      }
+    },
+  };
+
   async function runPeriodic(): Promise<void> {
-    for (const task of opts.periodic ?? []) {
+    for (const task of [purgeDoneJobs, buryCrashedJobs, ...(opts.periodic ?? [])]) {
       if (stopped) return;
       try {
         await opts.database.db.transaction(async (tx) => {

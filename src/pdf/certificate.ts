@@ -10,6 +10,7 @@ const CONTENT_WIDTH = PAGE.width - 2 * MARGIN;
 const GREY = rgb(0.38, 0.4, 0.45);
 const DARK = rgb(0.08, 0.09, 0.12);
 const RULE = rgb(0.82, 0.84, 0.88);
+const RED = rgb(0.75, 0.1, 0.1);
 
 type Style = { font?: Standard14FontName; size?: number; color?: ReturnType<typeof rgb>; indent?: number };
 
@@ -137,6 +138,11 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
   w.text('Certificate of completion', { font: 'Helvetica-Bold', size: 20 });
   w.gap(2);
   w.text('Electronic signature audit trail. The document above this page is sealed with a digital signature.', { size: 9, color: GREY });
+  // A free test-mode send must never pass for a paid, binding one: say so where a reader looks first.
+  if (data.test) {
+    w.gap(6);
+    w.text('TEST - this envelope was sent in test mode. It is not a binding signature.', { font: 'Helvetica-Bold', size: 13, color: RED });
+  }
   w.gap(8);
   w.field('Envelope ID', data.envelopeId);
   w.field('Title', data.title ?? '(untitled)');
@@ -164,8 +170,8 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
 
   // Footers last, when the page count is known.
   w.pages.forEach((page, i) => {
-    const label = winAnsi(`Envelope ${data.envelopeId} - audit certificate, page ${i + 1} of ${w.pages.length}`);
-    page.drawText(label, { x: MARGIN, y: MARGIN - 18, font: 'Helvetica', size: 7.5, color: GREY });
+    const label = winAnsi(`${data.test ? 'TEST - ' : ''}Envelope ${data.envelopeId} - audit certificate, page ${i + 1} of ${w.pages.length}`);
+    page.drawText(label, { x: MARGIN, y: MARGIN - 18, font: 'Helvetica', size: 7.5, color: data.test ? RED : GREY });
   });
   return w.pages.length;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PDF, PdfDict, PdfNumber, type PdfRef } from '@libpdf/core';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { pageBox, pageGeometry } from './geometry.js';
 import { findMarkers } from './markers.js';
 import type { PreparedDocument } from './types.js';

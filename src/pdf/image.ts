@@ -1,5 +1,6 @@
 import { deflateSync, inflateSync } from 'node:zlib';
 import { PDFImage, PdfName, PdfNumber, type PDF, type PdfObject } from '@libpdf/core';
+import { imageSizeProblem, readImageSize } from './image-header.js';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -10,6 +11,10 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
  * goes to @libpdf/core's embedImage.
  */
 export function embedSignatureImage(pdf: PDF, bytes: Uint8Array): PDFImage {
+  // Checked again where it is decoded: an image stored before the door checked it, or by another path.
+  const size = readImageSize(bytes);
+  const problem = size ? imageSizeProblem(size) : 'has no readable PNG or JPEG header';
+  if (problem) throw new Error(`A signature image ${problem}`);
   return embedPngNative(pdf, bytes) ?? pdf.embedImage(bytes);
 }
 
@@ -77,10 +82,13 @@ function embedPngNative(pdf: PDF, bytes: Uint8Array): PDFImage | null {
   try {
     png = readPng(bytes);
     if (!png) return null;
-    const raw = inflateSync(png.idat);
-    if (raw.length < (png.width * png.channels + 1) * png.height) return null;
+    // A valid PNG inflates to exactly its rows; more is a bomb (zlib stops at the bound and throws).
+    const expected = (png.width * png.channels + 1) * png.height;
+    const raw = inflateSync(png.idat, { maxOutputLength: expected });
+    if (raw.length < expected) return null;
     pixels = unfilter(raw, png.width, png.height, png.channels);
-  } catch {
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new Error('A signature image expands beyond its declared size');
     return null;
   }
   const { width, height, channels } = png;

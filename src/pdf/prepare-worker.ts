@@ -3,15 +3,15 @@
  * at a time, answered by id. Refusals travel back as {code, message}; the parent rethrows them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { prepareInProcess } from './document.js';
-import { installInflateGuard } from './inflate-guard.js';
+import { installDecodeGuard } from './decode-guard.js';
 import type { SandboxJob, SandboxReply } from './sandbox.js';
 
 const { maxMemoryMb } = workerData as { maxMemoryMb: number };
 const MB = 1024 * 1024;
 // One stream may use half the heap budget; all streams of one job together four times it.
-const guard = await installInflateGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB });
+const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB });
 const bombMessage = `The PDF contains a compressed stream that expands beyond the ${maxMemoryMb} MB limit`;
 
 const port = parentPort!;

@@ -13,6 +13,8 @@ export type PrepareOptions = SandboxLimits & {
   transfer?: boolean;
   /** Parsing workers at most (read when the first call with this memory limit creates the pool). */
   workers?: number;
+  /** Whose upload this is: the queue for workers is fair per owner (customer). */
+  owner?: string;
 };
 
 /**
@@ -27,7 +29,7 @@ export async function prepareDocument(parts: Uint8Array[], opts: PrepareOptions)
   const transfer = opts.transfer
     ? parts.filter((p) => p.buffer instanceof ArrayBuffer && p.byteOffset === 0 && p.byteLength === p.buffer.byteLength).map((p) => p.buffer as ArrayBuffer)
     : [];
-  const { unchanged: _, ...doc } = await pool.run<PreparedDocument & { unchanged?: boolean }>(parts, [...new Set(transfer)], opts.timeoutMs);
+  const { unchanged: _, ...doc } = await pool.run<PreparedDocument & { unchanged?: boolean }>(parts, [...new Set(transfer)], opts.timeoutMs, { owner: opts.owner });
   return doc;
 }
 

@@ -2,16 +2,24 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { AppError, type ErrorCode } from '../http/errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 
-/** Messages of the sandbox protocol. The worker posts `ready` once loaded, then one reply per job. */
+/**
+ * Messages of the sandbox protocol. The worker posts `ready` once loaded, then one reply per job;
+ * during a job it may ask the parent something (`request`, answered by `SandboxAnswer` with the job's id).
+ */
 export type SandboxJob = { id: number; input: unknown };
-export type SandboxReply = { ready: true } | { id: number; ok: true; result: unknown } | { id: number; ok: false; code: ErrorCode; message: string };
+export type SandboxReply =
+  | { ready: true }
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; code: ErrorCode; message: string }
+  | { id: number; request: unknown };
+export type SandboxAnswer = { id: number; answer: unknown } | { id: number; failed: string };
 
 export type SandboxLimits = {
   /** Wall-clock budget for one job, from the moment a worker takes it. */
   timeoutMs: number;
-  /** Each worker's JS heap (old generation); inflated streams are capped by inflate-guard.ts. */
+  /** Each worker's JS heap (old generation); decoded streams are capped by decode-guard.ts. */
   maxMemoryMb: number;
 };
 
@@ -47,6 +55,8 @@ function spawn(file: URL, maxMemoryMb: number): Worker {
   return new Worker(code, { ...options, eval: true });
 }
 
+type Waiter = { owner: string; take: (slot: Slot) => void; timer: NodeJS.Timeout };
+
 type Slot = {
   worker: Worker;
   ready: Promise<void>;
@@ -62,7 +72,20 @@ export type PoolOptions = {
   idleMs?: number;
   /** A worker is replaced after this many jobs. */
   maxJobsPerWorker?: number;
+  /** Jobs waiting for a worker, in all and per owner; past either, a job is refused at once (503). */
+  maxQueue?: number;
+  maxQueuePerOwner?: number;
 };
+
+/** Whose job this is and how long it may wait for a worker (the request's deadline includes the wait). */
+export type RunOptions = {
+  owner?: string;
+  waitMs?: number;
+  /** Answers the worker's requests during the job (the seal worker asks the parent to sign: the key stays here). */
+  onRequest?: (request: unknown) => Promise<unknown>;
+};
+
+const busy = (message: string) => new AppError('SERVICE_UNAVAILABLE', message, { retryAfterSeconds: 5 }, { 'Retry-After': '5' });
 
 /**
  * A small pool of worker threads for parsing untrusted files. Loading @libpdf/core takes most of a
@@ -74,11 +97,15 @@ export type PoolOptions = {
 export class SandboxPool {
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
-  private readonly waiting: ((slot: Slot) => void)[] = [];
+  private readonly waiting: Waiter[] = [];
+  /** Jobs holding a worker, by owner. */
+  private readonly holding = new Map<string, number>();
   private nextId = 1;
   private readonly size: number;
   private readonly idleMs: number;
   private readonly maxJobs: number;
+  private readonly maxQueue: number;
+  private readonly maxQueuePerOwner: number;
 
   constructor(
     private readonly file: URL,
@@ -88,6 +115,8 @@ export class SandboxPool {
     this.size = opts.size ?? Math.max(2, Math.min(4, availableParallelism()));
     this.idleMs = opts.idleMs ?? 30_000;
     this.maxJobs = opts.maxJobsPerWorker ?? 1000;
+    this.maxQueue = opts.maxQueue ?? this.size * 32;
+    this.maxQueuePerOwner = opts.maxQueuePerOwner ?? 16;
   }
 
   /**
@@ -95,8 +124,9 @@ export class SandboxPool {
    * AppError; running out of time or memory is blamed on the input (INVALID_PDF), since the same
    * file would do it again.
    */
-  async run<T>(input: unknown, transfer: ArrayBuffer[], timeoutMs: number): Promise<T> {
-    const slot = await this.acquire();
+  async run<T>(input: unknown, transfer: ArrayBuffer[], timeoutMs: number, opts: RunOptions = {}): Promise<T> {
+    const owner = opts.owner ?? '';
+    const slot = await this.acquire(owner, opts.waitMs ?? timeoutMs);
     const id = this.nextId++;
     let healthy = false;
     try {
@@ -111,7 +141,21 @@ export class SandboxPool {
           done();
           reject(new AppError('INVALID_PDF', `The PDF took longer than ${timeoutMs} ms to process`));
         }, timeoutMs);
+        const answer = (request: unknown) => {
+          const asked = opts.onRequest ? opts.onRequest(request) : Promise.reject(new Error('this pool answers no requests'));
+          const post = (a: SandboxAnswer) => {
+            if (!slot.dead) slot.worker.postMessage(a);
+          };
+          asked.then(
+            (value) => post({ id, answer: value }),
+            (err: unknown) => post({ id, failed: String((err as Error)?.message ?? err) }),
+          );
+        };
         const onMessage = (m: SandboxReply) => {
+          if ('request' in m) {
+            if (m.id === id) answer(m.request);
+            return;
+          }
           if ('ready' in m || m.id !== id) return;
           done();
           healthy = true;
@@ -137,6 +181,7 @@ export class SandboxPool {
       });
       return result;
     } finally {
+      this.hold(owner, -1);
       slot.jobs++;
       this.release(slot, healthy && slot.jobs < this.maxJobs);
     }
@@ -150,13 +195,31 @@ export class SandboxPool {
     await Promise.all(all.map((s) => this.kill(s)));
   }
 
-  private async acquire(): Promise<Slot> {
+  /** Counted when a worker is handed over, synchronously, so concurrent calls see each other. */
+  private hold(owner: string, delta: 1 | -1): void {
+    const n = (this.holding.get(owner) ?? 0) + delta;
+    if (n > 0) this.holding.set(owner, n);
+    else this.holding.delete(owner);
+  }
+
+  /**
+   * A worker for `owner`'s job: at once when one is free and nobody waits, otherwise in the queue,
+   * which is bounded in all and per owner and which a job leaves unserved (503) once it has waited
+   * `waitMs`. A freed worker goes to the waiter whose owner holds the fewest workers (the oldest of
+   * those), so a customer flooding the queue delays others by one job at most, and a customer alone
+   * still gets every worker.
+   */
+  private async acquire(owner: string, waitMs: number): Promise<Slot> {
     for (;;) {
-      const slot = this.idle.pop() ?? (this.slots.size < this.size ? this.start() : await new Promise<Slot>((r) => this.waiting.push(r)));
+      let slot: Slot | undefined;
+      if (this.waiting.length === 0) slot = this.idle.pop() ?? (this.slots.size < this.size ? this.start() : undefined);
+      if (slot) this.hold(owner, 1);
+      else slot = await this.enqueue(owner, waitMs);
       clearTimeout(slot.idleTimer);
       try {
         await slot.ready;
       } catch (err) {
+        this.hold(owner, -1);
         void this.kill(slot);
         throw err;
       }
@@ -164,19 +227,52 @@ export class SandboxPool {
         slot.worker.ref();
         return slot;
       }
+      this.hold(owner, -1);
     }
+  }
+
+  private enqueue(owner: string, waitMs: number): Promise<Slot> {
+    if (this.waiting.length >= this.maxQueue) throw busy('Too many documents are being processed; retry shortly');
+    if (this.waiting.filter((w) => w.owner === owner).length >= this.maxQueuePerOwner) {
+      throw busy('Too many of your documents are waiting to be processed; retry shortly');
+    }
+    return new Promise<Slot>((resolve, reject) => {
+      const waiter: Waiter = {
+        owner,
+        take: (slot) => {
+          clearTimeout(waiter.timer);
+          resolve(slot);
+        },
+        timer: setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(waiter), 1);
+          reject(busy(`No document worker was free within ${waitMs} ms; retry shortly`));
+        }, waitMs),
+      };
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Removes and returns the oldest waiter among those whose owner holds the fewest workers. */
+  private nextWaiter(): Waiter | undefined {
+    if (this.waiting.length === 0) return undefined;
+    const held = (w: Waiter) => this.holding.get(w.owner) ?? 0;
+    let i = 0;
+    for (let j = 1; j < this.waiting.length; j++) if (held(this.waiting[j]) < held(this.waiting[i])) i = j;
+    const [next] = this.waiting.splice(i, 1);
+    this.hold(next.owner, 1);
+    return next;
   }
 
   private release(slot: Slot, keep: boolean): void {
     if (!keep || slot.dead) void this.kill(slot);
-    const next = this.waiting.shift();
+    const next = this.nextWaiter();
     if (keep && !slot.dead) {
-      if (next) return next(slot);
+      if (next) return next.take(slot);
       slot.worker.unref();
       slot.idleTimer = setTimeout(() => void this.kill(slot), this.idleMs);
       slot.idleTimer.unref();
       this.idle.push(slot);
-    } else if (next) next(this.start());
+    } else if (next) next.take(this.start());
   }
 
   private start(): Slot {

@@ -1,5 +1,5 @@
 import { HttpTimestampAuthority, PDF, PdfArray, PdfDict, PdfRef, type PDFPage, type Signer } from '@libpdf/core';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { appendCertificate } from './certificate.js';
 import { materializeInherited, pageGeometry, placementToUserRect, type PageGeometry } from './geometry.js';
 import { removeTextInBoxes } from './redact.js';
@@ -52,7 +52,8 @@ export async function sealDocument(input: SealInput): Promise<Uint8Array> {
   const tsa = input.tsaUrl ? new HttpTimestampAuthority(input.tsaUrl) : undefined;
   const { bytes } = await pdf.sign({
     signer: input.signer,
-    reason: `Signed electronically; envelope ${input.certificate.envelopeId}`,
+    // No parentheses in the reason: @libpdf/core escapes them twice in the literal string.
+    reason: `${input.certificate.test ? 'TEST - test-mode send, not a binding signature; ' : ''}Signed electronically; envelope ${input.certificate.envelopeId}`,
     subFilter: 'ETSI.CAdES.detached',
     level: tsa ? 'B-T' : 'B-B',
     timestampAuthority: tsa,

@@ -57,4 +57,6 @@ export type CertificateData = {
     signedAt: string | null;
   }[];
   events: { at: string; event: string; recipientEmail: string | null; ip: string | null }[];
+  /** A test-mode send (free, outbox mail only): the certificate and the signature's reason say TEST. */
+  test?: boolean;
 };

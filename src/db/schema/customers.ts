@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const customers = pgTable(
   'customers',
@@ -11,11 +11,18 @@ export const customers = pgTable(
     balanceMicros: bigint('balance_micros', { mode: 'bigint' }).notNull().default(sql`0`),
     sandboxUsed: integer('sandbox_used').notNull().default(0),
     sandboxLimit: integer('sandbox_limit').notNull(),
+    /**
+     * The wallet that signs in as this customer (SIWE), lower-case `0x` + 40 hex; null for a customer
+     * made by the operator. Unique: one wallet is one customer. The CHECK keeps a checksummed spelling
+     * from creating a second customer for the same wallet.
+     */
+    walletAddress: text('wallet_address').unique(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     check('customers_balance_non_negative', sql`${t.balanceMicros} >= 0`),
     check('customers_sandbox_used_non_negative', sql`${t.sandboxUsed} >= 0`),
+    check('customers_wallet_address_lower_hex', sql`${t.walletAddress} ~ '^0x[0-9a-f]{40}$'`),
     index('customers_email_idx').on(t.email),
   ],
 );
@@ -36,4 +43,17 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
   (t) => [index('api_keys_customer_idx').on(t.customerId)],
+);
+
+/** The products a customer enrolled in; enabling is idempotent, so the pair is the key. */
+export const customerProducts = pgTable(
+  'customer_products',
+  {
+    customerId: uuid('customer_id')
+      .notNull()
+      .references(() => customers.id),
+    product: text('product').notNull(),
+    enabledAt: timestamp('enabled_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.product] })],
 );

@@ -35,8 +35,19 @@ export const engineRecipients = pgTable(
     name: text('name').notNull(),
     role: text('role').notNull(),
     signingOrder: integer('signing_order'),
-    /** SHA-256 of the signing token; the token is derived from a server secret on demand, never stored. */
+    /**
+     * SHA-256 of the signing token, HMAC(SIGNING_LINK_SECRET, linkSalt); the token itself is derived on
+     * demand, never stored. Null only for a recipient migrated from the old links until its first link
+     * is derived.
+     */
     tokenHash: text('token_hash').unique(),
+    /** Random 128-bit salt (hex) of the signing token; a new salt revokes the recipient's link. */
+    linkSalt: text('link_salt').notNull(),
+    /**
+     * SHA-256 of the link issued before migration 0003 (an HMAC of the recipient id under JWT_SECRET),
+     * still accepted until the recipient's link is revoked; null for every later recipient.
+     */
+    legacyTokenHash: text('legacy_token_hash').unique(),
     status: text('status').notNull().default('PENDING'),
     readStatus: text('read_status').notNull().default('NOT_OPENED'),
     sendStatus: text('send_status').notNull().default('NOT_SENT'),

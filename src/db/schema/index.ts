@@ -6,3 +6,5 @@ export * from './jobs.js';
 export * from './engine.js';
 export * from './envelopes.js';
 export * from './webhooks.js';
+export * from './auth.js';
+export * from './x402.js';

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 
@@ -18,8 +18,40 @@ export function createLocalEngineRepo() {
       return row;
     },
 
-    async setTokenHash(tx: DbOrTx, recipientId: number, tokenHash: string): Promise<void> {
-      await tx.update(engineRecipients).set({ tokenHash }).where(eq(engineRecipients.id, recipientId));
+    /** What a link is derived from: each recipient's salt, and whether its token's hash is stored yet. */
+    async linkSalts(tx: DbOrTx, recipientIds: number[]): Promise<{ id: number; linkSalt: string; tokenHash: string | null }[]> {
+      if (recipientIds.length === 0) return [];
+      return tx
+        .select({ id: engineRecipients.id, linkSalt: engineRecipients.linkSalt, tokenHash: engineRecipients.tokenHash })
+        .from(engineRecipients)
+        .where(inArray(engineRecipients.id, recipientIds));
+    },
+
+    /** Stores the hash of a migrated recipient's first new link (a no-op once it is there). */
+    async fillTokenHash(tx: DbOrTx, recipientId: number, tokenHash: string): Promise<void> {
+      await tx.update(engineRecipients).set({ tokenHash }).where(and(eq(engineRecipients.id, recipientId), isNull(engineRecipients.tokenHash)));
+    },
+
+    /** A new salt and its token's hash; the old link, and any pre-migration link, stop working. */
+    async replaceLinkSalt(tx: DbOrTx, recipientId: number, linkSalt: string, tokenHash: string): Promise<void> {
+      await tx.update(engineRecipients).set({ linkSalt, tokenHash, legacyTokenHash: null }).where(eq(engineRecipients.id, recipientId));
+    },
+
+    /**
+     * Of the given blob keys of these documents, the ones a row references: a document's original or
+     * sealed PDF, or a recipient's signature image (which the signed fields' values name too).
+     */
+    async referencedBlobKeys(tx: DbOrTx, documentIds: string[]): Promise<Set<string>> {
+      if (documentIds.length === 0) return new Set();
+      const [docs, recipients] = await Promise.all([
+        tx.select({ originalKey: engineDocuments.originalKey, signedKey: engineDocuments.signedKey }).from(engineDocuments).where(inArray(engineDocuments.id, documentIds)),
+        tx
+          .select({ imageKey: sql<string | null>`${engineRecipients.signature} ->> 'imageKey'` })
+          .from(engineRecipients)
+          .where(inArray(engineRecipients.documentId, documentIds)),
+      ]);
+      const keys = [...docs.flatMap((d) => [d.originalKey, d.signedKey]), ...recipients.map((r) => r.imageKey)];
+      return new Set(keys.filter((k): k is string => Boolean(k)));
     },
 
     async insertFields(tx: DbOrTx, rows: (typeof engineFields.$inferInsert)[]): Promise<FieldRow[]> {
@@ -43,7 +75,8 @@ export function createLocalEngineRepo() {
     },
 
     async recipientByTokenHash(tx: DbOrTx, tokenHash: string): Promise<RecipientRow | undefined> {
-      const [row] = await tx.select().from(engineRecipients).where(eq(engineRecipients.tokenHash, tokenHash));
+      // A link issued before migration 0003 is still accepted by its own hash until revoked.
+      const [row] = await tx.select().from(engineRecipients).where(or(eq(engineRecipients.tokenHash, tokenHash), eq(engineRecipients.legacyTokenHash, tokenHash)));
       return row;
     },
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Tx } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import type { DbOrTx, Tx } from '../../db/client.js';
+import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import type { CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine } from '../engine.js';
@@ -29,7 +29,17 @@ export const documentKey = (documentId: string, name: string) => `documents/${do
  */
 export function createLocalEngine(deps: LocalEngineDeps) {
   const { repo, storage, tokens, notifier } = deps;
-  const linkOf = (recipientId: number) => `${deps.signingUrl}/${tokens.token(recipientId)}`;
+  const linkOf = (r: Pick<RecipientRow, 'linkSalt'>) => `${deps.signingUrl}/${tokens.token(r.linkSalt)}`;
+
+  /**
+   * The recipients' links by engine recipient id. A recipient migrated from the old links has no
+   * token hash until its first new link is derived here: nobody can hold that link before.
+   */
+  async function linksOf(tx: DbOrTx, recipientIds: number[]): Promise<Map<number, string>> {
+    const rows = await repo.linkSalts(tx, recipientIds);
+    for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
+    return new Map(rows.map((r) => [r.id, linkOf(r)]));
+  }
 
   async function requireDocument(tx: Tx, id: string, lock = false) {
     const doc = await repo.document(tx, id, lock);
@@ -46,13 +56,19 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     });
   }
 
+  /** PENDING or DRAFT → SENT: the document is out, whoever's turn it is may act. Invitations are the caller's. */
+  async function markSent(tx: Tx, documentId: string, set: { meta?: EngineMeta; testSend?: boolean } = {}) {
+    await repo.updateDocument(tx, documentId, { ...set, status: 'SENT' });
+    await repo.insertEvent(tx, { documentId, event: 'SENT' });
+  }
+
   /** Invites everyone whose turn it is and who was not invited yet; VIEWERs are invited on distribution. */
   async function notifyTurn(tx: Tx, doc: { id: string; title: string | null; meta: EngineMeta; testSend: boolean }, recipients: RecipientRow[], includeViewers: boolean) {
     const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])];
     for (const r of targets) {
       if (r.notifiedAt) continue;
       const action = r.role === 'SIGNER' ? 'sign' : r.role === 'APPROVER' ? 'approve' : 'view';
-      await notifier.invite(tx, doc, r, linkOf(r.id), action);
+      await notifier.invite(tx, doc, r, linkOf(r), action);
       await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
     }
   }
@@ -76,8 +92,9 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       });
       const recipients: RecipientRow[] = [];
       for (const r of input.recipients) {
-        const row = await repo.insertRecipient(tx, { documentId: id, position: r.position, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder });
-        await repo.setTokenHash(tx, row.id, tokens.hash(tokens.token(row.id)));
+        const linkSalt = tokens.newSalt();
+        const tokenHash = tokens.hash(tokens.token(linkSalt));
+        const row = await repo.insertRecipient(tx, { documentId: id, position: r.position, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder, linkSalt, tokenHash });
         recipients.push(row);
       }
       const fields = await repo.insertFields(tx, fieldRows(id, recipients, input.fields));
@@ -86,14 +103,14 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return {
         engineEnvelopeId: id,
         engineNumericId: String(doc.numericId),
-        recipients: recipients.map((r) => ({ email: r.email, engineRecipientId: String(r.id), signingUrl: linkOf(r.id) })),
+        recipients: recipients.map((r) => ({ email: r.email, engineRecipientId: String(r.id), signingUrl: linkOf(r) })),
         fields: fields.map((f) => ({ engineFieldId: f.id, recipientEmail: emailOf.get(f.recipientId)! })),
       };
     },
 
     async addFields(tx, engineEnvelopeId, fields) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
-      if (doc.status !== 'DRAFT') throw new AppError('FIELD_CREATION_FAILED', 'Fields can be added only while the envelope is a DRAFT');
+      if (doc.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be added only while the envelope is a DRAFT');
       const recipients = await repo.recipients(tx, doc.id);
       const rows = await repo.insertFields(tx, fieldRows(doc.id, recipients, fields));
       const emailOf = new Map(recipients.map((r) => [r.id, r.email]));
@@ -102,7 +119,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     async removeField(tx, engineEnvelopeId, engineFieldId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
-      if (doc.status !== 'DRAFT') throw new AppError('DELETE_FAILED', 'Fields can be removed only while the envelope is a DRAFT');
+      if (doc.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be removed only while the envelope is a DRAFT');
       return repo.deleteField(tx, doc.id, engineFieldId);
     },
 
@@ -111,8 +128,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
       const meta = { ...doc.meta, ...opts.meta };
       const testSend = opts.testSend ?? doc.testSend;
-      await repo.updateDocument(tx, doc.id, { status: 'SENT', meta, testSend });
-      await repo.insertEvent(tx, { documentId: doc.id, event: 'SENT' });
+      await markSent(tx, doc.id, { meta, testSend });
       await notifyTurn(tx, { ...doc, meta, testSend }, await repo.recipients(tx, doc.id), true);
     },
 
@@ -120,7 +136,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       const turn = currentTurn(await repo.recipients(tx, doc.id));
       for (const r of turn) {
-        await notifier.remind(tx, doc, r, linkOf(r.id));
+        await notifier.remind(tx, doc, r, linkOf(r));
         await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
       }
       return turn.map((r) => ({ name: r.name, email: r.email }));
@@ -135,6 +151,9 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     async expire(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
+      // Only a document still waiting for signatures expires: once every signer signed (SEALING) the
+      // signing is complete and only the seal job ends it; a terminal state is final.
+      if (!['DRAFT', 'PENDING', 'SENT', 'PARTIALLY_SIGNED'].includes(doc.status)) return;
       await repo.updateDocument(tx, doc.id, { status: 'EXPIRED' });
       await repo.insertEvent(tx, { documentId: doc.id, event: 'EXPIRED' });
     },
@@ -185,13 +204,20 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
   return {
     engine,
-    linkOf,
+    linksOf,
+    /** Revokes one recipient's link (a new salt); the next read or invitation carries the new one. */
+    async revokeLink(tx: Tx, recipientId: number): Promise<string> {
+      const linkSalt = tokens.newSalt();
+      await repo.replaceLinkSalt(tx, recipientId, linkSalt, tokens.hash(tokens.token(linkSalt)));
+      return linkOf({ linkSalt });
+    },
     /** Queues sealing once the last signer signed; the seal job completes the document. */
     async requestSeal(tx: Tx, documentId: string): Promise<void> {
       await repo.updateDocument(tx, documentId, { status: 'SEALING' });
       await enqueue(tx, { type: SEAL_JOB, payload: { documentId }, dedupeKey: `seal:${documentId}`, maxAttempts: 10 });
     },
     notifyTurn,
+    markSent,
   };
 }
 

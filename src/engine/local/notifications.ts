@@ -1,18 +1,7 @@
 import type { DbOrTx } from '../../db/client.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { EngineMeta } from '../engine.js';
-
-export const SEND_EMAIL_JOB = 'email.send';
-
-export type EmailJobPayload = {
-  to: string;
-  subject: string;
-  text: string;
-  /** Blobs attached by key, read when the job runs (payloads stay small). */
-  attachments?: { filename: string; blobKey: string; contentType: string }[];
-  /** Test mode: the message goes to the outbox only, never to a real mailbox. */
-  testSend: boolean;
-};
+import { SEND_EMAIL_JOB, type EmailJobPayload } from './send-email-job.js';
 
 type Doc = { title: string | null; meta: EngineMeta; testSend: boolean };
 type Person = { name: string; email: string };

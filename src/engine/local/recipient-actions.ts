@@ -1,5 +1,7 @@
-import type { Tx } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import { randomUUID } from 'node:crypto';
+import type { DbOrTx, Tx } from '../../db/client.js';
+import { AppError } from '../../errors.js';
+import { imageSizeProblem, readImageSize } from '../../pdf/image-header.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { documentKey, type LocalEngine } from './local-engine.js';
 import type { DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
@@ -26,6 +28,11 @@ function decodeImage(dataUrl: string, path: string): { bytes: Buffer; ext: 'png'
   const png = bytes.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
   const jpg = bytes[0] === 0xff && bytes[1] === 0xd8;
   if (!(png || jpg)) throw invalid(path, 'is not a PNG or JPEG image');
+  // Bounded by its declared dimensions, read from the header: nothing decodes it here (the seal worker does).
+  const size = readImageSize(bytes);
+  if (!size) throw invalid(path, `is a ${png ? 'PNG' : 'JPEG'} whose size cannot be read`);
+  const problem = imageSizeProblem(size);
+  if (problem) throw invalid(path, problem);
   return { bytes, ext: png ? 'png' : 'jpg' };
 }
 
@@ -37,13 +44,27 @@ const initialsOf = (name: string) =>
     .join('')
     .slice(0, 4);
 
-/** Why a recipient cannot act now, or null when they can. */
-export function blockedReason(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[]): string | null {
+/**
+ * Why nobody can act on the document any more, or null while it is active. The signing window counts
+ * from expiresAt itself, not from the sweep that later records EXPIRED.
+ */
+export function endedReason(doc: DocumentRow, now = Date.now()): 'completed' | 'cancelled' | 'expired' | 'rejected' | null {
   if (doc.status === 'COMPLETED' || doc.status === 'SEALING') return 'completed';
   if (doc.status === 'CANCELLED') return 'cancelled';
   if (doc.status === 'EXPIRED') return 'expired';
   if (doc.status === 'REJECTED') return 'rejected';
-  if (doc.status === 'DRAFT' || doc.status === 'PENDING') return 'waiting';
+  if (doc.status !== 'DRAFT' && doc.expiresAt.getTime() <= now) return 'expired';
+  return null;
+}
+
+/**
+ * Why a recipient cannot act now, or null when they can. PENDING (created and sent, distribution job
+ * still queued) is active: the links in the create response work from the moment it is answered.
+ */
+export function blockedReason(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[]): string | null {
+  const ended = endedReason(doc);
+  if (ended) return ended;
+  if (doc.status === 'DRAFT') return 'waiting';
   if (!ACTING_ROLES.has(me.role)) return 'view_only';
   if (me.status === 'SIGNED') return 'signed';
   if (me.status === 'REJECTED') return 'rejected';
@@ -56,12 +77,12 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
 
   return {
     /** Resolves a link token to its recipient; undefined when it is malformed or unknown. */
-    async recipientOf(tx: Tx, token: string): Promise<RecipientRow | undefined> {
+    async recipientOf(tx: DbOrTx, token: string): Promise<RecipientRow | undefined> {
       if (!TOKEN_PATTERN.test(token)) return undefined;
       return repo.recipientByTokenHash(tx, deps.tokens.hash(token));
     },
 
-    async load(tx: Tx, recipient: RecipientRow, lock: boolean) {
+    async load(tx: DbOrTx, recipient: RecipientRow, lock: boolean) {
       const doc = (await repo.document(tx, recipient.documentId, lock))!;
       const recipients = await repo.recipients(tx, doc.id);
       const me = recipients.find((r) => r.id === recipient.id)!;
@@ -69,11 +90,25 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       return { doc, me, recipients, fields };
     },
 
-    /** The first open records the view (once per recipient), with the client's IP and user agent. */
+    /**
+     * The first open records the view (once per recipient), with the client's IP and user agent; an
+     * open after the envelope ended records nothing (a terminal state is final).
+     */
     async recordView(tx: Tx, doc: DocumentRow, me: RecipientRow, client: ClientInfo): Promise<boolean> {
-      if (me.readStatus === 'OPENED' || doc.status === 'DRAFT') return false;
+      if (me.readStatus === 'OPENED' || doc.status === 'DRAFT' || endedReason(doc)) return false;
       await repo.updateRecipient(tx, me.id, { readStatus: 'OPENED', viewedAt: new Date(), ip: client.ip, userAgent: client.userAgent });
       await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: 'VIEWED', ip: client.ip, userAgent: client.userAgent });
+      return true;
+    },
+
+    /**
+     * A recipient who may act on a PENDING document (its distribution job still queued) distributes it
+     * first: SENT, then the action, whose invitations skip whoever already acted. The job then finds
+     * nothing to do. Answers whether it did.
+     */
+    async distributeOnAction(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[] }): Promise<boolean> {
+      if (ctx.doc.status !== 'PENDING' || blockedReason(ctx.doc, ctx.me, ctx.recipients) !== null) return false;
+      await deps.local.markSent(tx, ctx.doc.id);
       return true;
     },
 
@@ -84,8 +119,27 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       return f.value;
     },
 
+    /**
+     * The signature image, checked on its header and stored before the signing transaction opens (no
+     * file write holds a lock), under a key of its own: a request the transaction then refuses leaves
+     * it to the blob sweep. A recipient who cannot act now is refused here, before anything is stored.
+     * Undefined when the request carries no image or names no recipient (the transaction answers).
+     */
+    async storeSignatureImage(db: DbOrTx, token: string, input: CompleteInput): Promise<string | undefined> {
+      if (!input.signature?.image) return undefined;
+      const img = decodeImage(input.signature.image, 'body.signature.image');
+      const recipient = await this.recipientOf(db, token);
+      if (!recipient) return undefined;
+      const { doc, me, recipients } = await this.load(db, recipient, false);
+      if (doc.status === 'DRAFT') return undefined;
+      assertCanAct(doc, me, recipients);
+      const imageKey = documentKey(doc.id, `signatures/${me.id}-${randomUUID()}.${img.ext}`);
+      await storage.put(imageKey, img.bytes);
+      return imageKey;
+    },
+
     /** A SIGNER signs (or an APPROVER approves): values checked, stored, and the next turn invited. */
-    async complete(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, client: ClientInfo): Promise<'SIGNED' | 'APPROVED'> {
+    async complete(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, client: ClientInfo, imageKey?: string): Promise<'SIGNED' | 'APPROVED'> {
       const { doc, me, recipients, fields } = ctx;
       assertCanAct(doc, me, recipients);
       const given = new Map<number, string | null | undefined>();
@@ -100,20 +154,11 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
         const s = input.signature;
         if (s.kind === 'typed') {
           if (!s.text?.trim()) throw invalid('body.signature.text', 'a typed signature needs text');
-          // The page also sends the typed name as drawn in its script font; stamping that image makes
-          // the sealed PDF look like the preview the signer approved.
-          let imageKey: string | undefined;
-          if (s.image) {
-            const img = decodeImage(s.image, 'body.signature.image');
-            imageKey = documentKey(doc.id, `signatures/${me.id}.${img.ext}`);
-            await storage.put(imageKey, img.bytes);
-          }
+          // The page also sends the typed name as drawn in its script font (stored as `imageKey`);
+          // stamping that image makes the sealed PDF look like the preview the signer approved.
           signature = { kind: 'typed', text: s.text.trim().slice(0, 200), imageKey };
         } else {
-          if (!s.image) throw invalid('body.signature.image', `a ${s.kind} signature needs an image`);
-          const img = decodeImage(s.image, 'body.signature.image');
-          const imageKey = documentKey(doc.id, `signatures/${me.id}.${img.ext}`);
-          await storage.put(imageKey, img.bytes);
+          if (!s.image || !imageKey) throw invalid('body.signature.image', `a ${s.kind} signature needs an image`);
           signature = { kind: s.kind, imageKey };
         }
       } else if (needsSignature && me.role === 'SIGNER') {
@@ -146,10 +191,9 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
 
       const after = recipients.map((r) => (r.id === me.id ? { ...r, status: 'SIGNED' } : r));
       if (allSignersSigned(after)) await deps.local.requestSeal(tx, doc.id);
-      else {
-        if (me.role === 'SIGNER' && doc.status === 'SENT') await repo.updateDocument(tx, doc.id, { status: 'PARTIALLY_SIGNED' });
-        await deps.local.notifyTurn(tx, doc, after, false);
-      }
+      else if (me.role === 'SIGNER' && doc.status === 'SENT') await repo.updateDocument(tx, doc.id, { status: 'PARTIALLY_SIGNED' });
+      // VIEWERs too: they are not invited yet when this action distributed the document.
+      await deps.local.notifyTurn(tx, doc, after, true);
       return me.role === 'APPROVER' ? 'APPROVED' : 'SIGNED';
     },
 
@@ -171,7 +215,7 @@ export type RecipientActions = ReturnType<typeof createRecipientActions>;
 /** Declining is allowed out of turn (a later signer may refuse early); signing is not. */
 function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[], outOfTurnOk = false): void {
   const reason = blockedReason(doc, me, recipients);
-  if (reason === null || (outOfTurnOk && reason === 'waiting' && doc.status !== 'DRAFT' && doc.status !== 'PENDING')) return;
+  if (reason === null || (outOfTurnOk && reason === 'waiting' && doc.status !== 'DRAFT')) return;
   if (reason === 'signed' || reason === 'rejected') {
     if (me.status !== 'PENDING') throw new AppError('ALREADY_ACTED', 'You have already acted on this envelope');
   }

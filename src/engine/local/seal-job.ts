@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
-import type { JobDefinition } from '../../jobs/worker.js';
+import { z } from 'zod';
+import { defineJob } from '../../jobs/worker.js';
 import type { CertificateData, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { SEAL_JOB, documentKey } from './local-engine.js';
@@ -23,14 +25,17 @@ export function sealJob(deps: {
   seal: SealFn;
   /** The id the customer knows the envelope by, printed on the certificate. */
   envelopeIdOf: (engineEnvelopeId: string) => Promise<string | undefined>;
-  /** Locks the service's envelope row for this engine document; returns a function that syncs it. */
-  lockEnvelope: (tx: Tx, engineEnvelopeId: string) => Promise<(() => Promise<void>) | undefined>;
-}): JobDefinition {
+  /**
+   * Locks the row of the envelope that fronts this document, runs `work`, then syncs that envelope
+   * (undefined, work not run, when none fronts it): the service's lock is always taken first.
+   */
+  lockAndSync: <T>(tx: Tx, engineEnvelopeId: string, work: () => Promise<T>) => Promise<{ value: T } | undefined>;
+}) {
   const { repo, storage } = deps;
-  return {
+  return defineJob({
     type: SEAL_JOB,
-    async handle(payload) {
-      const { documentId } = payload as { documentId: string };
+    payload: z.object({ documentId: z.guid() }),
+    async handle({ documentId }) {
       const doc = await repo.document(deps.db, documentId);
       if (!doc || doc.status !== 'SEALING') return;
       const [recipients, fields, events] = await Promise.all([repo.recipients(deps.db, doc.id), repo.fields(deps.db, doc.id), repo.events(deps.db, doc.id)]);
@@ -64,20 +69,28 @@ export function sealJob(deps: {
           signedAt: r.signedAt?.toISOString() ?? null,
         })),
         events: events.map((e) => ({ at: e.at.toISOString(), event: e.event, recipientEmail: e.recipientId ? (byId.get(e.recipientId)?.email ?? null) : null, ip: e.ip })),
+        test: doc.testSend,
       };
       const sealed = await deps.seal({ original, fields: stamps, hide: fields.flatMap((f) => (f.hide ? [f.hide] : [])), certificate });
-      const signedKey = documentKey(doc.id, 'signed.pdf');
+      // A key of this attempt's own: a run that overran its lease while another completed the
+      // document must not replace the committed file (nor the attachments already queued with it).
+      const signedKey = documentKey(doc.id, `signed-${randomUUID()}.pdf`);
       await storage.put(signedKey, sealed);
 
-      await deps.db.transaction(async (tx) => {
-        const sync = await deps.lockEnvelope(tx, doc.id);
-        const current = await repo.document(tx, doc.id, true);
-        if (!current || current.status !== 'SEALING') return;
-        await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, completedAt });
-        await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
-        for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
-        await sync?.();
+      const committed = await deps.db.transaction(async (tx) => {
+        const done = await deps.lockAndSync(tx, doc.id, async () => {
+          const current = await repo.document(tx, doc.id, true);
+          if (!current || current.status !== 'SEALING') return false;
+          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, completedAt });
+          await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
+          for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
+          return true;
+        });
+        return done?.value === true;
       });
+      // Only when the transaction committed without us: nothing references this attempt's file.
+      // (A failed commit keeps it: the failure may have come after COMMIT reached the database.)
+      if (!committed) await storage.delete(signedKey);
     },
-  };
+  });
 }

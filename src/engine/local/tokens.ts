@@ -1,15 +1,19 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../lib/crypto.js';
 
 /**
- * Signing tokens are derived, not stored: HMAC-SHA256 of the recipient's id under a key derived from
- * the server secret (256 bits, base64url). The database keeps only the token's SHA-256 for lookup,
- * so neither a database copy alone nor the stored envelope reveals a working link.
+ * A recipient's signing token is HMAC-SHA256(SIGNING_LINK_SECRET, the recipient's random 128-bit
+ * salt), base64url (DESIGN §4.6). It is derived on demand and never stored: the database keeps the
+ * salt and the token's SHA-256 for lookup, so the secret alone forges nothing (no salt) and a database
+ * copy alone opens nothing (no secret). A new salt revokes one recipient's link.
  */
 export function createTokenDeriver(secret: string) {
-  const key = Buffer.from(hkdfSync('sha256', secret, 'signet', 'signing-links v1', 32));
-  const token = (engineRecipientId: string | number) => createHmac('sha256', key).update(`recipient:${engineRecipientId}`).digest('base64url');
-  return { token, hash: (t: string) => sha256Hex(t) };
+  const token = (salt: string) => createHmac('sha256', secret).update(`signing-link:${salt}`).digest('base64url');
+  return {
+    token,
+    hash: (t: string) => sha256Hex(t),
+    newSalt: () => randomBytes(16).toString('hex'),
+  };
 }
 
 export type TokenDeriver = ReturnType<typeof createTokenDeriver>;

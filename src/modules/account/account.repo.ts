@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { apiKeys, customers } from '../../db/schema/index.js';
-import { API_KEYS_CHANNEL } from '../../http/api-key-cache.js';
+import { API_KEYS_CHANNEL } from './api-key-cache.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -24,6 +24,17 @@ export function createAccountRepo() {
     async insertCustomer(tx: DbOrTx, input: { email: string; name: string; sandboxLimit: number }): Promise<CustomerRow> {
       const [row] = await tx.insert(customers).values(input).returning();
       return row;
+    },
+
+    /**
+     * The customer of a wallet, created on its first sign-in. ON CONFLICT makes two first sign-ins of
+     * one wallet (two nonces, concurrently) agree on one customer.
+     */
+    async ensureWalletCustomer(tx: DbOrTx, input: { walletAddress: string; email: string; name: string; sandboxLimit: number }): Promise<{ customer: CustomerRow; created: boolean }> {
+      const [inserted] = await tx.insert(customers).values(input).onConflictDoNothing({ target: customers.walletAddress }).returning();
+      if (inserted) return { customer: inserted, created: true };
+      const [existing] = await tx.select().from(customers).where(eq(customers.walletAddress, input.walletAddress));
+      return { customer: existing, created: false };
     },
 
     async findCustomer(tx: DbOrTx, customerId: string): Promise<CustomerRow | undefined> {

@@ -2,12 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { requestContext } from '../../http/auth.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
-import { CUSTOMER_ERRORS, INPUT_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
+import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
+import type { CommitMutation } from '../../http/idempotency.js';
 import type { Db } from '../../db/client.js';
-import { ZAccount, ZUsageEntry } from './account.schemas.js';
+import { ZAccount, ZAccountSummary, ZProductEnrollment, ZProductList, ZProductParam, ZUsageEntry } from './account.schemas.js';
 import type { AccountService } from './account.service.js';
+import type { ProductsService } from './products.service.js';
+import type { SummaryService } from './summary.service.js';
 
-export function accountRoutes(deps: { db: Db; account: AccountService }) {
+/** A wallet JWT only (the dashboard session cookie joins it in a later release). */
+const WALLET_ONLY = [{ walletJwt: [] }];
+
+export function accountRoutes(deps: { db: Db; account: AccountService; summary: SummaryService; products: ProductsService; commitMutation: CommitMutation }) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -16,7 +22,7 @@ export function accountRoutes(deps: { db: Db; account: AccountService }) {
       schema: {
         operationId: 'getAccount',
         tags: ['Account'],
-        summary: 'The account behind the credential: identity, prepaid balance and sandbox counters',
+        summary: 'The account behind the credential: identity, prepaid balance and sandbox counters; for a wallet, its address and total spending',
         security: [...SECURITY.read],
         response: { 200: ZAccount, ...errorResponses(CUSTOMER_ERRORS) },
       },
@@ -38,6 +44,44 @@ export function accountRoutes(deps: { db: Db; account: AccountService }) {
         const { rows, total } = await deps.account.listUsage(deps.db, requestContext(request).actor, paging);
         return toPage(paging, rows, total);
       },
+    });
+
+    r.get('/v1/account/summary', {
+      config: { auth: 'customer' },
+      schema: {
+        operationId: 'getAccountSummary',
+        tags: ['Account'],
+        summary: 'Wallet callers: envelope counts, spending by day and month, and the pending envelopes',
+        security: WALLET_ONLY,
+        response: { 200: ZAccountSummary, ...errorResponses(CUSTOMER_ERRORS, ['WALLET_JWT_REQUIRED']) },
+      },
+      handler: async (request) => deps.summary.getSummary(deps.db, requestContext(request).actor),
+    });
+
+    r.get('/v1/account/products', {
+      config: { auth: 'customer', noCredentialCode: 'MISSING_AUTH' },
+      schema: {
+        operationId: 'listAccountProducts',
+        tags: ['Account'],
+        summary: 'The products this account has enabled (may be empty)',
+        security: [...SECURITY.read],
+        response: { 200: ZProductList, ...errorResponses(CUSTOMER_ERRORS, ['MISSING_AUTH', 'X402_NOT_APPLICABLE']) },
+      },
+      handler: async (request) => ({ data: await deps.products.list(deps.db, requestContext(request).actor) }),
+    });
+
+    r.post('/v1/account/products/:product/enable', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'enableAccountProduct',
+        tags: ['Account'],
+        summary: 'Enable a product for the account (wallet JWT only); idempotent, the same body every time',
+        security: WALLET_ONLY,
+        params: ZProductParam,
+        response: { 200: ZProductEnrollment, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, ['FORBIDDEN', 'X402_NOT_APPLICABLE', 'PRODUCT_NOT_FOUND']) },
+      },
+      handler: async (request, reply) =>
+        deps.commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.products.enable(tx, requestContext(request), request.params.product) })),
     });
   };
 }

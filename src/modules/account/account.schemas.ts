@@ -1,5 +1,12 @@
 import { z } from 'zod';
 
+/** The wallet-caller part of the account (SPEC leaves the names to us). */
+export const ZAccountWalletFields = {
+  walletAddress: z.string().nullable().describe('The wallet that signs in as this account (lower-case 0x address); null for an account made by the operator'),
+  totalSpentCents: z.number().int().nullable().describe('Wallet callers: all-time spending in whole cents, charges minus refunds; null for API-key callers'),
+  totalSpentFormatted: z.string().nullable().describe('totalSpentCents as text, e.g. "$0.30"; null for API-key callers'),
+};
+
 export const ZAccount = z
   .object({
     accountId: z.uuid(),
@@ -13,6 +20,7 @@ export const ZAccount = z
     sandboxUsed: z.number().int(),
     sandboxLimit: z.number().int(),
     createdAt: z.iso.datetime(),
+    ...ZAccountWalletFields,
   })
   .meta({ id: 'Account' });
 export type TAccount = z.infer<typeof ZAccount>;
@@ -32,3 +40,46 @@ export const ZUsageEntry = z
   })
   .meta({ id: 'UsageEntry' });
 export type TUsageEntry = z.infer<typeof ZUsageEntry>;
+
+const ZCents = z.number().int().describe('Net spending in whole cents (charges minus refunds booked in the period)');
+
+export const ZAccountSummary = z
+  .object({
+    walletAddress: z.string().describe('The signed-in wallet, lower case'),
+    summary: z.object({
+      totalEnvelopes: z.number().int().describe('Envelopes of the account, every status'),
+      totalSpentCents: z.number().int().describe('All-time spending in whole cents, charges minus refunds'),
+      totalSpentFormatted: z.string().describe('totalSpentCents as text, e.g. "$0.30"'),
+      byStatus: z.record(z.string(), z.number().int()).describe('Envelope count per status; statuses with none are absent'),
+    }),
+    spending: z.object({
+      byDay: z.array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), cents: ZCents })).describe('The last 30 days (UTC) with spending, oldest first; days without any are absent'),
+      byMonth: z.array(z.object({ month: z.string().describe('YYYY-MM (UTC)'), cents: ZCents })).describe('The last 12 months (UTC) with spending, oldest first; months without any are absent'),
+    }),
+    pendingEnvelopes: z
+      .array(
+        z.object({
+          envelopeId: z.uuid(),
+          title: z.string().nullable(),
+          status: z.string(),
+          createdAt: z.iso.datetime(),
+          updatedAt: z.iso.datetime().describe('Last activity'),
+        }),
+      )
+      .describe('The 10 most recently active envelopes not in a terminal state (DRAFT, PENDING, SENT, PARTIALLY_SIGNED), most recent first'),
+  })
+  .meta({ id: 'AccountSummary' });
+export type TAccountSummary = z.infer<typeof ZAccountSummary>;
+
+export const ZProductParam = z.object({ product: z.string().describe('The product id; the one this server offers is PRODUCT_ID (default service_id)') });
+
+export const ZProductEnrollment = z
+  .object({
+    product: z.string(),
+    enabled: z.literal(true),
+    enabledAt: z.iso.datetime().describe('When the account first enabled it; unchanged by repeated calls'),
+  })
+  .meta({ id: 'ProductEnrollment' });
+export type TProductEnrollment = z.infer<typeof ZProductEnrollment>;
+
+export const ZProductList = z.object({ data: z.array(ZProductEnrollment).describe('Enabled products; empty when none') }).meta({ id: 'ProductEnrollmentList' });

@@ -1,17 +1,28 @@
 import type { DbOrTx } from '../../db/client.js';
-import type { Actor } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import type { Paging } from '../../http/paging.js';
+import type { Actor, Paging } from '../../context.js';
+import { AppError } from '../../errors.js';
 import { formatDollars, microsToCents } from '../../lib/money.js';
 import type { BillingRepo } from '../billing/billing.repo.js';
-import type { AccountRepo } from './account.repo.js';
+import type { AccountRepo, CustomerRow } from './account.repo.js';
+import type { SummaryRepo } from './summary.repo.js';
 import type { TAccount, TUsageEntry } from './account.schemas.js';
 
-export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo }) {
+export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo; summary: Pick<SummaryRepo, 'totalSpent'> }) {
   return {
+    /**
+     * The customer a wallet signs in as, made on its first sign-in. A wallet has no email or name of its
+     * own: the name is the address and the email a synthetic, undeliverable `<address>@wallet.invalid`
+     * (RFC 2606 reserves .invalid), so nothing is ever mailed to it.
+     */
+    async ensureWalletCustomer(tx: DbOrTx, input: { walletAddress: string; sandboxLimit: number }): Promise<{ customer: CustomerRow; created: boolean }> {
+      return deps.accounts.ensureWalletCustomer(tx, { ...input, email: `${input.walletAddress}@wallet.invalid`, name: input.walletAddress });
+    },
+
     async getAccount(db: DbOrTx, actor: Actor): Promise<TAccount> {
       const customer = await deps.accounts.findCustomer(db, actor.customerId);
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
+      // Wallet callers see their spending; the query is skipped on the API-key hot path.
+      const spent = actor.via === 'wallet_jwt' ? await deps.summary.totalSpent(db, customer.id) : null;
       return {
         accountId: customer.id,
         email: customer.email,
@@ -24,6 +35,9 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
         sandboxUsed: customer.sandboxUsed,
         sandboxLimit: customer.sandboxLimit,
         createdAt: customer.createdAt.toISOString(),
+        walletAddress: customer.walletAddress,
+        totalSpentCents: spent === null ? null : microsToCents(spent),
+        totalSpentFormatted: spent === null ? null : formatDollars(spent),
       };
     },
 

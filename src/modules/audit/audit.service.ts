@@ -1,5 +1,5 @@
 import type { DbOrTx } from '../../db/client.js';
-import type { OperatorContext, RequestContext } from '../../http/context.js';
+import type { OperatorContext, RequestContext } from '../../context.js';
 import type { AlertInput, AuditRepo } from './audit.repo.js';
 
 export type AuditRecord = { action: string; resourceType: string; resourceId?: string | null; customerId?: string | null; metadata?: Record<string, unknown> };

@@ -36,6 +36,15 @@ export function createBillingRepo() {
       return rows.length === 1;
     },
 
+    /** The balance and the sandbox allowance, read without a lock (a pre-check; the debit decides). */
+    async standing(tx: DbOrTx, customerId: string): Promise<{ balance: bigint; sandboxLeft: number } | undefined> {
+      const [row] = await tx
+        .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit })
+        .from(customers)
+        .where(eq(customers.id, customerId));
+      return row && { balance: row.balance, sandboxLeft: row.limit - row.used };
+    },
+
     async balance(tx: DbOrTx, customerId: string): Promise<bigint> {
       const [row] = await tx.select({ balance: customers.balanceMicros }).from(customers).where(eq(customers.id, customerId));
       return row?.balance ?? 0n;

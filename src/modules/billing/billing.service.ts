@@ -1,9 +1,9 @@
-import type { Tx } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
-import type { Actor } from '../../http/context.js';
+import type { DbOrTx, Tx } from '../../db/client.js';
+import { AppError } from '../../errors.js';
+import type { Actor } from '../../context.js';
 import { formatUsd } from '../../lib/money.js';
 import type { BillingRepo, LedgerRow } from './billing.repo.js';
-import { PRICES, type BillableOperation } from './prices.js';
+import { PRICES, type BillableOperation } from '../../lib/prices.js';
 
 export type ChargeInput = {
   actor: Actor;
@@ -15,11 +15,44 @@ export type ChargeInput = {
   description?: string;
 };
 
-export type ChargeResult = { sandbox: true } | { sandbox: false; entry: LedgerRow };
+/**
+ * `entry` is the ledger row of a debit from the balance. An x402 call has none yet: its row is written
+ * with the txHash when the payment settles, just before the transaction commits.
+ */
+export type ChargeResult = { sandbox: true } | { sandbox: false; amountMicros: bigint; entry: LedgerRow | null };
 
-export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string }) {
+export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string; db: DbOrTx }) {
   const { repo } = deps;
+  const sandboxed = (input: Pick<ChargeInput, 'actor' | 'testModeHeader'>) => input.actor.mode === 'test' || input.testModeHeader;
+  const sandboxUsedUp = () => new AppError('SANDBOX_LIMIT_REACHED', 'The free test-mode allowance is used up', { retryable: false });
+  const insufficient = (balance: bigint, price: bigint) =>
+    new AppError('INSUFFICIENT_BALANCE', `Balance USD ${formatUsd(balance)} is below the price USD ${formatUsd(price)}`, {
+      priceUsd: formatUsd(price),
+      priceMicros: Number(price),
+      balanceUsd: formatUsd(balance),
+      balanceMicros: Number(balance),
+      topUpUrl: deps.topUpUrl,
+      retryable: false,
+    });
+
   return {
+    /**
+     * The cheap refusal before any parsing or storing (DESIGN §4.12): answers the 402 that `charge`
+     * would, from one unlocked read. Passing it promises nothing: the charge in the transaction decides.
+     */
+    async assertAffordable(input: Pick<ChargeInput, 'actor' | 'operation' | 'testModeHeader'>): Promise<void> {
+      // An x402 payer pays on-chain; the facilitator's verify is its affordability check.
+      if (input.actor.payment) return;
+      const standing = await repo.standing(deps.db, input.actor.customerId);
+      if (!standing) return; // the charge reports it
+      if (sandboxed(input)) {
+        if (standing.sandboxLeft <= 0) throw sandboxUsedUp();
+        return;
+      }
+      const price = PRICES[input.operation].micros;
+      if (standing.balance < price) throw insufficient(standing.balance, price);
+    },
+
     /**
      * Charges one billable call inside the caller's transaction, so the charge commits or rolls back
      * with the resource it pays for. Test mode counts against the sandbox allowance instead.
@@ -27,23 +60,18 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
     async charge(tx: Tx, input: ChargeInput): Promise<ChargeResult> {
       const { actor, operation } = input;
       const price = PRICES[operation];
-      if (actor.mode === 'test' || input.testModeHeader) {
-        if (!(await repo.useSandbox(tx, actor.customerId))) {
-          throw new AppError('SANDBOX_LIMIT_REACHED', 'The free test-mode allowance is used up', { retryable: false });
-        }
+      // A paying wallet pays the price it signed for, test-mode header or not: the settlement is the charge.
+      if (actor.payment) {
+        actor.payment.describe({ operation, description: input.description ?? price.label, envelopeId: input.envelopeId ?? null, envelopeTitle: input.envelopeTitle ?? null });
+        return { sandbox: false, amountMicros: actor.payment.priceMicros, entry: null };
+      }
+      if (sandboxed(input)) {
+        if (!(await repo.useSandbox(tx, actor.customerId))) throw sandboxUsedUp();
         return { sandbox: true };
       }
       const after = await repo.debit(tx, actor.customerId, price.micros);
       if (after === undefined) {
-        const balance = await repo.balance(tx, actor.customerId);
-        throw new AppError('INSUFFICIENT_BALANCE', `Balance USD ${formatUsd(balance)} is below the price USD ${formatUsd(price.micros)}`, {
-          priceUsd: formatUsd(price.micros),
-          priceMicros: Number(price.micros),
-          balanceUsd: formatUsd(balance),
-          balanceMicros: Number(balance),
-          topUpUrl: deps.topUpUrl,
-          retryable: false,
-        });
+        throw insufficient(await repo.balance(tx, actor.customerId), price.micros);
       }
       const entry = await repo.insertLedger(tx, {
         customerId: actor.customerId,
@@ -56,7 +84,43 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
         description: input.description ?? price.label,
         txHash: null,
       });
-      return { sandbox: false, entry };
+      return { sandbox: false, amountMicros: entry.amountMicros, entry };
+    },
+
+    /**
+     * The ledger row of a settled x402 payment, in the paid call's transaction: a debit paid on-chain,
+     * so the balance does not move (balanceAfter is the balance as it stands). Also its refund, once sent.
+     */
+    async recordPayment(
+      tx: Tx,
+      input: {
+        customerId: string;
+        micros: bigint;
+        txHash: string;
+        /** `refund`: a payment sent back on-chain by the operator (spending goes down, the balance does not move). */
+        direction?: 'debit' | 'refund';
+        operation: string | null;
+        description: string;
+        envelopeId: string | null;
+        envelopeTitle: string | null;
+      },
+    ): Promise<LedgerRow> {
+      return repo.insertLedger(tx, {
+        customerId: input.customerId,
+        direction: input.direction ?? 'debit',
+        amountMicros: input.micros,
+        balanceAfterMicros: await repo.balance(tx, input.customerId),
+        operation: input.operation,
+        envelopeId: input.envelopeId,
+        envelopeTitle: input.envelopeTitle,
+        description: input.description,
+        txHash: input.txHash,
+      });
+    },
+
+    /** The prepaid balance as it stands (unlocked read). */
+    async balanceOf(customerId: string, db: DbOrTx = deps.db): Promise<bigint> {
+      return repo.balance(db, customerId);
     },
 
     /** Adds money (a top-up, an operator grant, or a refund) with its ledger row. */

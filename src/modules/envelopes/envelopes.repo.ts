@@ -1,12 +1,11 @@
 import { and, asc, count, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { envelopeEvents, envelopeFields, envelopeRecipients, envelopes, refunds } from '../../db/schema/index.js';
+import { envelopeEvents, envelopeFields, envelopeRecipients, envelopes } from '../../db/schema/index.js';
 
 export type EnvelopeRow = typeof envelopes.$inferSelect;
 export type StoredRecipientRow = typeof envelopeRecipients.$inferSelect;
 export type StoredFieldRow = typeof envelopeFields.$inferSelect;
 export type EventRow = typeof envelopeEvents.$inferSelect;
-export type RefundRow = typeof refunds.$inferSelect;
 
 export type Owner = { customerId: string; mode: 'live' | 'test' };
 
@@ -87,48 +86,26 @@ export function createEnvelopesRepo() {
       return tx.select().from(envelopeEvents).where(eq(envelopeEvents.envelopeId, envelopeId)).orderBy(asc(envelopeEvents.id));
     },
 
-    /** Non-terminal envelopes whose signing window closed. */
+    /** Non-terminal envelopes whose signing window closed, the longest overdue first. */
     async dueForExpiry(tx: DbOrTx, limit: number): Promise<EnvelopeRow[]> {
       return tx
         .select()
         .from(envelopes)
         .where(and(inArray(envelopes.status, ['DRAFT', 'PENDING', 'SENT', 'PARTIALLY_SIGNED']), lt(envelopes.expiresAt, sql`now()`)))
+        .orderBy(asc(envelopes.expiresAt), asc(envelopes.id))
         .limit(limit)
         .for('update', { skipLocked: true });
     },
 
-    async dueForPurge(tx: DbOrTx, limit: number): Promise<EnvelopeRow[]> {
+    /** Envelopes in one of `statuses` (the terminal ones) past their retention date, the longest overdue first. */
+    async dueForPurge(tx: DbOrTx, limit: number, statuses: readonly string[]): Promise<EnvelopeRow[]> {
       return tx
         .select()
         .from(envelopes)
-        .where(and(isNull(envelopes.purgedAt), lt(envelopes.storageExpiresAt, sql`now()`)))
+        .where(and(isNull(envelopes.purgedAt), inArray(envelopes.status, [...statuses]), lt(envelopes.storageExpiresAt, sql`now()`)))
+        .orderBy(asc(envelopes.storageExpiresAt), asc(envelopes.id))
         .limit(limit)
         .for('update', { skipLocked: true });
-    },
-
-    /** Exactly one refund per envelope: a second request is a no-op. Returns the new row, if any. */
-    async insertRefund(tx: DbOrTx, r: { envelopeId: string; customerId: string; amountMicros: bigint }): Promise<RefundRow | undefined> {
-      const [row] = await tx.insert(refunds).values(r).onConflictDoNothing().returning();
-      return row;
-    },
-
-    async refund(tx: DbOrTx, id: string, lock = false): Promise<RefundRow | undefined> {
-      const q = tx.select().from(refunds).where(eq(refunds.id, id));
-      const [row] = lock ? await q.for('update') : await q;
-      return row;
-    },
-
-    async updateRefund(tx: DbOrTx, id: string, set: Partial<typeof refunds.$inferInsert>): Promise<void> {
-      await tx.update(refunds).set({ ...set, updatedAt: sql`now()` }).where(eq(refunds.id, id));
-    },
-
-    async listRefunds(tx: DbOrTx, status: string | undefined, page: { limit: number; offset: number }) {
-      const where = status ? eq(refunds.status, status as RefundRow['status']) : undefined;
-      const [rows, [{ total }]] = await Promise.all([
-        tx.select().from(refunds).where(where).orderBy(desc(refunds.createdAt)).limit(page.limit).offset(page.offset),
-        tx.select({ total: count() }).from(refunds).where(where),
-      ]);
-      return { rows, total };
     },
   };
 }

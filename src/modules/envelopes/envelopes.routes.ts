@@ -3,12 +3,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import { requestContext } from '../../http/auth.js';
-import { AppError, type ErrorCode } from '../../http/errors.js';
+import { AppError, type ErrorCode } from '../../errors.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import type { MultipartBody } from '../../http/multipart.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
-import type { PreparedDocument } from '../../pdf/types.js';
 import {
   ZAddFields,
   ZAddFieldsResult,
@@ -32,11 +31,11 @@ export type RouteDeps = {
   db: Db;
   envelopes: EnvelopesService;
   commitMutation: CommitMutation;
-  prepareDocument: (parts: Uint8Array[]) => Promise<PreparedDocument>;
   maxPdfBytes: number;
 };
 
-const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_JSON', 'INVALID_PDF', 'OUT_OF_SCOPE_V1', 'PDF_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RECIPIENT_NOT_FOUND'];
+// SERVICE_UNAVAILABLE: the queue for the PDF workers is full for this customer or in all (Retry-After).
+const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_JSON', 'INVALID_PDF', 'OUT_OF_SCOPE_V1', 'PDF_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RECIPIENT_NOT_FOUND', 'SERVICE_UNAVAILABLE'];
 const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED'];
 const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
 
@@ -79,12 +78,9 @@ export function envelopesRoutes(deps: RouteDeps) {
     async function createHandler(request: FastifyRequest, reply: Parameters<CommitMutation>[1], forceDraft: boolean) {
       const ctx = requestContext(request);
       const { payload, parts } = await readUpload(request, deps);
-      // Fail fast on the rules that need no document, before paying for the PDF parse (create checks them again).
-      envelopes.checkRecipients(payload);
-      const document = await deps.prepareDocument(parts);
-      const draft = forceDraft || payload.draft === true;
+      const plan = await envelopes.plan(ctx, { payload, parts, draft: forceDraft || payload.draft === true });
       return commitMutation(request, reply, async (tx) => {
-        const { dto } = await envelopes.create(tx, ctx, { payload, document, draft });
+        const { dto } = await envelopes.create(tx, ctx, plan);
         if (forceDraft) {
           const { envelopeId, title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } = dto;
           return { status: 201, body: { envelopeId, status: 'DRAFT', title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } };
@@ -99,7 +95,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         operationId: 'createEnvelope',
         tags,
         summary: 'Create an envelope from a PDF and its recipients, and send it (or keep it as a draft with draft: true)',
-        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out. Header X-Service-Test-Mode: true makes it a free test send (outbox only).',
+        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only.',
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartDoc,
@@ -252,7 +248,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         security: [...SECURITY.mutate],
         params: ZEnvelopeIdParam,
         body: ZAddFields,
-        response: { 200: ZAddFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'FIELD_CREATION_FAILED'], ENGINE_ERRORS) },
+        response: { 200: ZAddFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ENVELOPE_NOT_DRAFT', 'FIELD_CREATION_FAILED'], ENGINE_ERRORS) },
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.addFields(tx, requestContext(request), request.params.id, request.body.fields) })),
@@ -267,7 +263,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         security: [...SECURITY.mutate],
         params: ZFieldIdParam,
         querystring: z.object({ alt: z.enum(['0', '1', 'true', 'false']).optional() }),
-        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'DELETE_FAILED'], ENGINE_ERRORS) },
+        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'ENVELOPE_NOT_DRAFT', 'DELETE_FAILED'], ENGINE_ERRORS) },
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => {

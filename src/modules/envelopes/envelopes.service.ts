@@ -1,65 +1,48 @@
+import type { OperatorContext, Paging, RequestContext } from '../../context.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
-import { TERMINAL_STATUSES, type EngineFieldInput, type EngineStatus, type EnvelopeStatus, type Role, type SigningEngine } from '../../engine/engine.js';
-import type { OperatorContext, RequestContext } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import type { Paging } from '../../http/paging.js';
+import { TERMINAL_STATUSES, type EngineFieldInput, type EnvelopeStatus, type SigningEngine } from '../../engine/engine.js';
+import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { PreparedDocument } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
-import type { EnvelopesRepo, EnvelopeRow, Owner, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
+import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
+import type { EnvelopeSync } from './envelope-sync.js';
+import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
+import type { EnvelopesRepo, EnvelopeRow, Owner } from './envelopes.repo.js';
 import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas.js';
-import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
 
-export const DISTRIBUTE_JOB = 'envelope.distribute';
-export const REFUND_JOB = 'envelope.refund';
-export const MAX_SIGNERS = 10;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
-const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
 
-export type PublishedEvent = {
-  owner: Owner;
-  envelopeId: string;
-  eventId: number;
-  event: string;
-  occurredAt: Date;
-  envelope: Record<string, unknown>;
-  recipient: Record<string, unknown> | null;
+/** A create, checked and planned before its transaction opens: the PDF parse and the rules cost no lock. */
+export type CreatePlan = {
+  payload: TCreatePayload;
+  document: PreparedDocument;
+  fields: EngineFieldInput[];
+  fromMarkers: boolean;
+  draft: boolean;
+  expiresAt: Date;
 };
 
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
-  billing: Pick<BillingService, 'charge' | 'credit'>;
+  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'toDto' | 'fieldDto'>;
+  billing: Pick<BillingService, 'charge' | 'assertAffordable'>;
   audit: AuditService;
-  signingUrlOf: (engineRecipientId: string) => string;
-  /** Called in the transaction that records events (webhook fan-out). */
-  publish?: (tx: Tx, e: PublishedEvent) => Promise<void>;
+  /** Parses the upload in the sandbox; `owner` is whose turn it is in the parse queue (fair per customer). */
+  prepareDocument: (parts: Uint8Array[], owner: string) => Promise<PreparedDocument>;
+  signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
 
-function fieldToEngine(f: TFieldInput, recipientEmail: string): EngineFieldInput {
-  return {
-    recipientEmail,
-    type: f.type,
-    page: f.page,
-    x: f.positionXPercent ?? f.positionX!,
-    y: f.positionYPercent ?? f.positionY!,
-    width: f.widthPercent ?? f.width!,
-    height: f.heightPercent ?? f.height!,
-    required: f.required ?? !['CHECKBOX'].includes(f.type),
-    options: f.options ?? null,
-    hide: null,
-  };
-}
-
 export function createEnvelopesService(deps: EnvelopeServiceDeps) {
-  const { repo, engine } = deps;
+  const { repo, engine, sync } = deps;
+  const { syncFromEngine, toDto, fieldDto } = sync;
 
   async function requireEnvelope(tx: DbOrTx, id: string, owner: Owner, lock = false): Promise<EnvelopeRow> {
     const row = UUID.test(id) ? await repo.find(tx, id, owner, lock) : undefined;
@@ -67,212 +50,64 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     return row;
   }
 
-  function recipientDto(r: StoredRecipientRow) {
-    return {
-      email: r.email,
-      name: r.name,
-      role: r.role as Role,
-      signingOrder: r.signingOrder,
-      signingUrl: deps.signingUrlOf(r.engineRecipientId),
-      signingStatus: r.signingStatus,
-      readStatus: r.readStatus,
-      sendStatus: r.sendStatus,
-      status: r.status,
-      signedAt: iso(r.signedAt),
-      viewedAt: iso(r.viewedAt),
-      rejectedAt: iso(r.rejectedAt),
-      rejectionReason: r.rejectionReason,
-    };
-  }
-
-  const fieldDto = (f: StoredFieldRow) => ({
-    fieldId: f.engineFieldId,
-    id: String(f.engineFieldId),
-    type: f.type as TEnvelope['fields'][number]['type'],
-    recipientEmail: f.recipientEmail,
-    page: f.page,
-    positionX: f.x,
-    positionXPercent: f.x,
-    positionY: f.y,
-    positionYPercent: f.y,
-    width: f.width,
-    widthPercent: f.width,
-    height: f.height,
-    heightPercent: f.height,
-  });
-
-  async function toDto(tx: DbOrTx, rows: EnvelopeRow[], withEvents: boolean): Promise<TEnvelope[]> {
-    const ids = rows.map((r) => r.id);
-    const [recipients, fields] = await Promise.all([repo.recipients(tx, ids), repo.fields(tx, ids)]);
-    return Promise.all(
-      rows.map(async (e) => ({
-        envelopeId: e.id,
-        engineEnvelopeId: e.engineEnvelopeId,
-        engineNumericId: e.engineNumericId,
-        status: e.status as EnvelopeStatus,
-        title: e.title,
-        recipients: recipients.filter((r) => r.envelopeId === e.id).map(recipientDto),
-        fields: fields.filter((f) => f.envelopeId === e.id).map(fieldDto),
-        detectedFromPlaceholders: e.detectedFromPlaceholders,
-        expiresAt: e.expiresAt.toISOString(),
-        storageExpiresAt: iso(e.storageExpiresAt),
-        createdAt: e.createdAt.toISOString(),
-        updatedAt: e.updatedAt.toISOString(),
-        completedAt: iso(e.completedAt),
-        ...(withEvents
-          ? {
-              events: (await repo.events(tx, e.id)).map((ev) => ({
-                eventType: ev.eventType,
-                event: EVENT_NAMES[ev.eventType as EventType],
-                recipientEmail: ev.recipientEmail,
-                occurredAt: ev.occurredAt.toISOString(),
-              })),
-            }
-          : {}),
-      })),
-    );
-  }
-
-  /** The recipient rules, which need no document: unique emails, one to MAX_SIGNERS signers. Returns email → index. */
-  function checkRecipients(payload: TCreatePayload): Map<string, number> {
-    const emails = new Map<string, number>();
-    payload.recipients.forEach((r, i) => {
-      const key = r.email.toLowerCase();
-      if (emails.has(key)) throw invalid(`payload.recipients.${i}.email`, `duplicate recipient ${r.email}`);
-      emails.set(key, i);
-    });
-    const signers = payload.recipients.filter((r) => r.role === 'SIGNER').length;
-    if (signers === 0) throw invalid('payload.recipients', 'at least one recipient must be a SIGNER');
-    if (signers > MAX_SIGNERS) throw new AppError('OUT_OF_SCOPE_V1', `At most ${MAX_SIGNERS} signers per envelope in v1`);
-    return emails;
-  }
-
-  /** Checks the payload against itself and the document, and settles which fields go where. */
-  function planFields(payload: TCreatePayload, doc: PreparedDocument): { fields: EngineFieldInput[]; fromMarkers: boolean } {
-    const emails = checkRecipients(payload);
-
-    const explicit: { f: TFieldInput; email: string; path: string }[] = [];
-    (payload.fields ?? []).forEach((f, i) => explicit.push({ f, email: f.recipientEmail!, path: `payload.fields.${i}` }));
-    payload.recipients.forEach((r, i) =>
-      (r.fields ?? []).forEach((f, j) => explicit.push({ f, email: f.recipientEmail ?? r.email, path: `payload.recipients.${i}.fields.${j}` })),
-    );
-
-    if (explicit.length > 0) {
-      return {
-        fromMarkers: false,
-        fields: explicit.map(({ f, email, path }) => {
-          if (!emails.has(email.toLowerCase())) throw new AppError('RECIPIENT_NOT_FOUND', `${path}.recipientEmail: ${email} is not a recipient of this envelope`);
-          if (f.page > doc.info.pageCount) throw invalid(`${path}.page`, `the document has ${doc.info.pageCount} page(s)`);
-          return fieldToEngine(f, payload.recipients[emails.get(email.toLowerCase())!].email);
-        }),
-      };
-    }
-
-    // No fields given: place them from `{{type, rN}}` markers in the PDF text.
-    if (doc.badMarkers.length) {
-      const b = doc.badMarkers[0];
-      throw invalid('pdf', `marker "${b.text}" on page ${b.page}: ${b.reason}`);
-    }
-    return {
-      fromMarkers: doc.markers.length > 0,
-      fields: doc.markers.map((m) => {
-        const r = payload.recipients[m.recipientIndex - 1];
-        if (!r) throw invalid('pdf', `marker "${m.text}" on page ${m.page} names r${m.recipientIndex}, but there are ${payload.recipients.length} recipient(s)`);
-        return { recipientEmail: r.email, type: m.type, page: m.page, x: m.x, y: m.y, width: m.width, height: m.height, required: m.type !== 'CHECKBOX', options: null, hide: m };
-      }),
-    };
-  }
+  /** Rows whose sweep failed and was alerted, so a row failing on every tick alerts once per process. */
+  const alerted = new Set<string>();
 
   /**
-   * Brings the stored copy in line with the engine (the engine wins) and records an event for every
-   * move it finds. Every engine-side change goes through here in its own transaction, and live status
-   * reads use it to correct a missed update. The envelope row must be locked by the caller.
+   * Runs one row of a sweep in a savepoint: a row that throws is rolled back alone, alerted, and
+   * skipped, and the sweep goes on with the next (it is tried again on the next tick).
    */
-  async function syncFromEngine(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<EnvelopeRow> {
-    const status = live ?? (await engine.status(tx, envelope.engineEnvelopeId));
-    const stored = await repo.recipients(tx, [envelope.id]);
-    const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
-    const events: { eventType: EventType; recipientEmail?: string | null }[] = [];
-
-    for (const er of status.recipients) {
-      const r = byEngineId.get(er.engineRecipientId);
-      if (!r) continue;
-      const signingStatus = er.status === 'SIGNED' ? 'SIGNED' : er.status === 'REJECTED' ? 'REJECTED' : 'NOT_SIGNED';
-      if (er.readStatus === 'OPENED' && r.readStatus !== 'OPENED') events.push({ eventType: 'DOCUMENT_VIEWED', recipientEmail: r.email });
-      if (signingStatus === 'SIGNED' && r.signingStatus !== 'SIGNED' && r.role === 'SIGNER') events.push({ eventType: 'DOCUMENT_SIGNED', recipientEmail: r.email });
-      if (signingStatus === 'REJECTED' && r.signingStatus !== 'REJECTED') events.push({ eventType: 'DOCUMENT_REJECTED', recipientEmail: r.email });
-      const changed =
-        r.signingStatus !== signingStatus ||
-        r.readStatus !== er.readStatus ||
-        r.sendStatus !== er.sendStatus ||
-        r.status !== er.status ||
-        iso(r.signedAt) !== iso(er.signedAt) ||
-        iso(r.viewedAt) !== iso(er.viewedAt) ||
-        iso(r.rejectedAt) !== iso(er.rejectedAt) ||
-        r.rejectionReason !== er.rejectionReason;
-      if (changed) {
-        await repo.updateRecipient(tx, r.id, {
-          signingStatus,
-          readStatus: er.readStatus,
-          sendStatus: er.sendStatus,
-          status: er.status,
-          signedAt: er.signedAt,
-          viewedAt: er.viewedAt,
-          rejectedAt: er.rejectedAt,
-          rejectionReason: er.rejectionReason,
-        });
-      }
+  async function eachRow(tx: Tx, sweep: 'expiry' | 'purge', envelope: EnvelopeRow, work: (sp: Tx) => Promise<void>): Promise<void> {
+    try {
+      await tx.transaction(work);
+    } catch (err) {
+      const key = `${sweep}:${envelope.id}`;
+      if (alerted.has(key)) return;
+      alerted.add(key);
+      const message = err instanceof Error ? err.message : String(err);
+      await deps.audit.alert(tx, {
+        kind: `envelope_${sweep}_failed`,
+        message: `The ${sweep} sweep skipped envelope ${envelope.id}: ${message.slice(0, 300)}`,
+        customerId: envelope.customerId,
+        resourceType: 'envelope',
+        resourceId: envelope.id,
+      });
     }
-
-    let row = envelope;
-    if (status.status !== envelope.status) {
-      const ev = STATUS_EVENT[status.status];
-      // A rejection's event was recorded with the rejecting recipient above.
-      if (ev && !(ev === 'DOCUMENT_REJECTED' && events.some((e) => e.eventType === 'DOCUMENT_REJECTED'))) events.push({ eventType: ev });
-      const completedAt = status.status === 'COMPLETED' ? (status.completedAt ?? new Date()) : envelope.completedAt;
-      await repo.update(tx, envelope.id, { status: status.status, completedAt });
-      row = { ...envelope, status: status.status, completedAt };
-      if (['REJECTED', 'EXPIRED', 'CANCELLED'].includes(status.status)) await requestRefund(tx, row);
-    }
-    const inserted = [];
-    for (const e of events) inserted.push(await repo.insertEvent(tx, { envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null }));
-    if (inserted.length && deps.publish) {
-      // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id} returns.
-      const [dto] = await toDto(tx, [{ ...row, updatedAt: new Date() }], false);
-      for (const ev of inserted) {
-        await deps.publish(tx, {
-          owner: { customerId: envelope.customerId, mode: envelope.mode },
-          envelopeId: envelope.id,
-          eventId: ev.id,
-          event: EVENT_NAMES[ev.eventType as EventType],
-          occurredAt: ev.occurredAt,
-          envelope: dto,
-          recipient: dto.recipients.find((r) => r.email === ev.recipientEmail) ?? null,
-        });
-      }
-    }
-    return row;
-  }
-
-  /** An envelope that ends without completing gets its charge back, once (unique row per envelope). */
-  async function requestRefund(tx: Tx, envelope: EnvelopeRow): Promise<void> {
-    if (envelope.chargedMicros <= 0n) return;
-    const refund = await repo.insertRefund(tx, { envelopeId: envelope.id, customerId: envelope.customerId, amountMicros: envelope.chargedMicros });
-    if (refund) await enqueue(tx, { type: REFUND_JOB, payload: { refundId: refund.id }, maxAttempts: 5 });
   }
 
   return {
-    syncFromEngine,
-    checkRecipients,
-
-    async create(tx: Tx, ctx: RequestContext, input: { payload: TCreatePayload; document: PreparedDocument; draft: boolean }): Promise<{ dto: TEnvelope }> {
-      const { payload, document, draft } = input;
-      const { fields, fromMarkers } = planFields(payload, document);
+    /**
+     * Checks a create and settles its fields, cheapest refusal first: the recipient rules and the
+     * signing window need no document; then the PDF is parsed (in the sandbox) and the fields placed.
+     */
+    async plan(ctx: RequestContext, input: { payload: TCreatePayload; parts: Uint8Array[]; draft: boolean }): Promise<CreatePlan> {
+      const { payload, draft } = input;
+      const emails = checkRecipients(payload);
       const now = Date.now();
       const expiresAt = payload.expiresAt ? new Date(payload.expiresAt) : new Date(now + deps.envelopeExpiryDays * DAY);
       if (expiresAt.getTime() <= now) throw invalid('payload.expiresAt', 'must be in the future');
+      // Retention counts from the create and must outlast the signing window: the seal stamps the original.
+      const retentionEnds = now + (payload.storageExpiryDays ?? deps.storageExpiryDays) * DAY;
+      if (retentionEnds <= expiresAt.getTime()) {
+        const windowDays = Math.floor((expiresAt.getTime() - now) / DAY);
+        throw payload.storageExpiryDays !== undefined
+          ? invalid('payload.storageExpiryDays', `must outlast the signing window: at least ${windowDays + 1} for an envelope that expires in ${windowDays} day(s)`)
+          : invalid('payload.expiresAt', `must fall within the document retention of ${deps.storageExpiryDays} days; set a longer storageExpiryDays`);
+      }
+      // A customer who cannot pay is refused before the parse and before any file is stored (a draft is not charged).
+      if (!draft) await deps.billing.assertAffordable({ actor: ctx.actor, operation: 'envelope_create', testModeHeader: ctx.testModeHeader });
+      const document = await deps.prepareDocument(input.parts, ctx.actor.customerId);
+      const planned = planFields(payload, emails, document);
+      if (!draft) requireSignatureFields(payload.recipients, planned.fields, (i) => `payload.recipients.${i}`);
+      return { payload, document, draft, expiresAt, ...planned };
+    },
+
+    async create(tx: Tx, ctx: RequestContext, plan: CreatePlan): Promise<{ dto: TEnvelope }> {
+      const { payload, document, draft, fields, fromMarkers, expiresAt } = plan;
+      const now = Date.now();
       const storageExpiryDays = payload.storageExpiryDays ?? deps.storageExpiryDays;
-      const testSend = ctx.actor.mode === 'test' || ctx.testModeHeader;
+      // SPEC honours X-Service-Test-Mode on create-and-send only; a draft's send decides its own mode.
+      const testSend = ctx.actor.mode === 'test' || (!draft && ctx.testModeHeader);
 
       const created = await engine.createDocument(tx, {
         document,
@@ -323,7 +158,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         // Last, so the customer's balance row is locked for as little of the transaction as possible:
         // concurrent creates of one customer queue on that lock.
         const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_create', testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
-        if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.entry.amountMicros });
+        if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.amountMicros });
       }
       return { dto };
     },
@@ -357,15 +192,18 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
       if (envelope.status === 'CANCELLED') throw new AppError('ENVELOPE_CANCELLED', 'The envelope was cancelled');
       if (envelope.status !== 'DRAFT') throw new AppError('ALREADY_COMPLETED', `Only a DRAFT can be sent; this envelope is ${envelope.status}`);
-      const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_send', testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
+      requireSignatureFields(await repo.recipients(tx, [envelope.id]), await repo.fields(tx, [envelope.id]), () => 'fields');
+      // X-Service-Test-Mode is not honoured here (SPEC: create-and-send only); a test key still sends free.
+      const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_send', testModeHeader: false, envelopeId: envelope.id, envelopeTitle: envelope.title });
       // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
       const testSend = charge.sandbox;
-      await repo.update(tx, envelope.id, { chargedMicros: charge.sandbox ? 0n : charge.entry.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
+      await repo.update(tx, envelope.id, { chargedMicros: charge.sandbox ? 0n : charge.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
       await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
-      const after = await syncFromEngine(tx, { ...envelope, chargedMicros: charge.sandbox ? 0n : charge.entry.amountMicros });
+      const after = await syncFromEngine(tx, { ...envelope, chargedMicros: charge.sandbox ? 0n : charge.amountMicros });
       await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
       const recipients = await repo.recipients(tx, [envelope.id]);
-      return { envelopeId: envelope.id, status: after.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: deps.signingUrlOf(r.engineRecipientId) })) };
+      const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
+      return { envelopeId: envelope.id, status: after.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
     },
 
     async resend(tx: Tx, ctx: RequestContext, id: string) {
@@ -405,18 +243,6 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return { envelopeId: after.id, status: after.status as EnvelopeStatus };
     },
 
-    /** Queues a refund that has not succeeded once more; a succeeded one is left as it is. */
-    async retryRefund(tx: Tx, op: OperatorContext, refundId: string) {
-      const refund = await repo.refund(tx, refundId, true);
-      if (!refund) throw new AppError('NOT_FOUND', 'No such refund');
-      if (refund.status !== 'succeeded') {
-        await repo.updateRefund(tx, refund.id, { status: 'pending' });
-        await enqueue(tx, { type: REFUND_JOB, payload: { refundId: refund.id }, maxAttempts: 5 });
-      }
-      await deps.audit.operator(tx, op, { customerId: refund.customerId, action: 'refund.retry', resourceType: 'refund', resourceId: refund.id });
-      return { refundId: refund.id, status: refund.status === 'succeeded' ? 'succeeded' : 'pending' };
-    },
-
     async remove(tx: Tx, ctx: RequestContext, id: string) {
       await this.cancel(tx, ctx, await requireEnvelope(tx, id, ownerOf(ctx), true));
       return { success: true as const };
@@ -433,7 +259,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
     async addFields(tx: Tx, ctx: RequestContext, id: string, fields: TFieldInput[]) {
       const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
-      if (envelope.status !== 'DRAFT') throw new AppError('FIELD_CREATION_FAILED', 'Fields can be added only while the envelope is a DRAFT');
+      if (envelope.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', `Fields can be added only while the envelope is a DRAFT; it is ${envelope.status}`);
       const recipients = await repo.recipients(tx, [envelope.id]);
       const engineFields = fields.map((f, i) => {
         const r = recipients.find((x) => x.email.toLowerCase() === f.recipientEmail!.toLowerCase());
@@ -453,50 +279,46 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     async removeField(tx: Tx, ctx: RequestContext, id: string, fid: string) {
       const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
       if (!/^\d{1,15}$/.test(fid)) throw new AppError('INVALID_FIELD_ID', 'The field id must be the integer fieldId returned when the field was added');
-      if (envelope.status !== 'DRAFT') throw new AppError('DELETE_FAILED', 'Fields can be removed only while the envelope is a DRAFT');
+      if (envelope.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', `Fields can be removed only while the envelope is a DRAFT; it is ${envelope.status}`);
       const fieldId = Number(fid);
       if (!(await engine.removeField(tx, envelope.engineEnvelopeId, fieldId))) throw new AppError('INVALID_FIELD_ID', `No field ${fid} on this envelope`);
       await repo.deleteField(tx, envelope.id, fieldId);
       await deps.audit.customer(tx, ctx, { action: 'envelope.fields.remove', resourceType: 'envelope', resourceId: envelope.id, metadata: { fieldId } });
     },
 
-    /** Periodic: non-terminal envelopes past their signing window end EXPIRED. */
+    /**
+     * Periodic: non-terminal envelopes past their signing window end EXPIRED, the longest overdue
+     * first, each in its own savepoint. Returns how many expired; one whose signers all signed (its
+     * seal pending) is the engine's to complete, not to expire.
+     */
     async expireDue(tx: Tx, limit = 100): Promise<number> {
-      const due = await repo.dueForExpiry(tx, limit);
-      for (const envelope of due) {
-        const synced = await syncFromEngine(tx, envelope);
-        if (TERMINAL_STATUSES.includes(synced.status as EnvelopeStatus)) continue;
-        await engine.expire(tx, envelope.engineEnvelopeId);
-        await syncFromEngine(tx, synced);
+      let expired = 0;
+      for (const envelope of await repo.dueForExpiry(tx, limit)) {
+        await eachRow(tx, 'expiry', envelope, async (sp) => {
+          const synced = await syncFromEngine(sp, envelope);
+          if (TERMINAL_STATUSES.includes(synced.status as EnvelopeStatus)) return;
+          await engine.expire(sp, envelope.engineEnvelopeId);
+          if ((await syncFromEngine(sp, synced)).status === 'EXPIRED') expired++;
+        });
       }
-      return due.length;
+      return expired;
     },
 
-    /** Periodic: documents past storageExpiresAt are deleted; download answers 410 DOCUMENT_PURGED. */
+    /**
+     * Periodic: the documents of ended envelopes past storageExpiresAt are deleted (download answers
+     * 410 DOCUMENT_PURGED), the longest overdue first, each in its own savepoint. A live envelope's
+     * are never deleted, whatever its dates: its seal needs the original.
+     */
     async purgeDue(tx: Tx, limit = 100): Promise<number> {
-      const due = await repo.dueForPurge(tx, limit);
-      for (const envelope of due) {
-        await engine.purge(tx, envelope.engineEnvelopeId);
-        await repo.update(tx, envelope.id, { purgedAt: new Date() });
+      let purged = 0;
+      for (const envelope of await repo.dueForPurge(tx, limit, TERMINAL_STATUSES)) {
+        await eachRow(tx, 'purge', envelope, async (sp) => {
+          await engine.purge(sp, envelope.engineEnvelopeId);
+          await repo.update(sp, envelope.id, { purgedAt: new Date() });
+          purged++;
+        });
       }
-      return due.length;
-    },
-
-    /** The refund job: credits the charge back exactly once; a failure is recorded and alerted. */
-    async runRefund(tx: Tx, refundId: string): Promise<void> {
-      const refund = await repo.refund(tx, refundId, true);
-      if (!refund || refund.status === 'succeeded') return;
-      const { entry } = await deps.billing.credit(tx, { customerId: refund.customerId, micros: refund.amountMicros, direction: 'refund', description: 'Refund: envelope ended without completing', envelopeId: refund.envelopeId });
-      await repo.updateRefund(tx, refund.id, { status: 'succeeded', attempts: refund.attempts + 1, ledgerEntryId: entry.id, lastError: null });
-    },
-
-    async recordRefundFailure(tx: Tx, refundId: string, error: string, final: boolean): Promise<void> {
-      const refund = await repo.refund(tx, refundId, true);
-      if (!refund || refund.status === 'succeeded') return;
-      await repo.updateRefund(tx, refund.id, { attempts: refund.attempts + 1, lastError: error.slice(0, 500), status: final ? 'failed' : 'pending' });
-      if (final) {
-        await deps.audit.alert(tx, { kind: 'refund_failed', message: `Refund ${refund.id} for envelope ${refund.envelopeId} failed: ${error.slice(0, 200)}`, customerId: refund.customerId, resourceType: 'refund', resourceId: refund.id });
-      }
+      return purged;
     },
   };
 }

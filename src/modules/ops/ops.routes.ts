@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Db } from '../../db/client.js';
-import type { ApiKeyCache } from '../../http/api-key-cache.js';
-import type { OperatorContext } from '../../http/context.js';
+import type { ApiKeyCache } from '../account/api-key-cache.js';
+import type { OperatorContext } from '../../context.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import { ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
-import { ZAddCredits, ZAuditQuery, ZCreateApiKey, ZCreateCustomer, ZIdParam, ZKeyParam } from './ops.schemas.js';
+import { ZAddCredits, ZAuditQuery, ZCreateApiKey, ZCreateCustomer, ZIdParam, ZJobIdParam, ZKeyParam } from './ops.schemas.js';
 import type { OpsService } from './ops.service.js';
 
 /** The operator API: OPS_TOKEN bearer or a sibling product's X-S2S-Key. Not in the customer OpenAPI. */
@@ -22,7 +22,8 @@ export function opsRoutes(deps: { db: Db; ops: OpsService; commitMutation: Commi
 
     r.get('/ops/customers/:id', { config, schema: { hide: true, params: ZIdParam } }, (request) => ops.getCustomer(deps.db, request.params.id));
 
-    r.post('/ops/customers/:id/credits', { config, schema: { hide: true, params: ZIdParam, body: ZAddCredits } }, (request, reply) =>
+    // A grant retried after a lost answer must not credit twice: the key is reserved under the customer.
+    r.post('/ops/customers/:id/credits', { config: { ...config, idempotency: 'required' }, schema: { hide: true, params: ZIdParam, body: ZAddCredits } }, (request, reply) =>
       commitMutation(request, reply, async (tx) => ({ status: 200, body: await ops.addCredits(tx, op(request), request.params.id, request.body) })),
     );
 
@@ -46,6 +47,10 @@ export function opsRoutes(deps: { db: Db; ops: OpsService; commitMutation: Commi
       const { rows, total } = await ops.listAudit(deps.db, { customerId: request.query.customerId }, paging);
       return toPage(paging, rows, total);
     });
+
+    r.post('/ops/jobs/:id/retry', { config, schema: { hide: true, params: ZJobIdParam } }, (request, reply) =>
+      commitMutation(request, reply, async (tx) => ({ status: 200, body: await ops.retryJob(tx, op(request), request.params.id) })),
+    );
 
     r.get('/ops/alerts', { config, schema: { hide: true, querystring: ZPagingQuery } }, async (request) => {
       const paging = resolvePaging(request.query);

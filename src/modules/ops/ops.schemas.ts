@@ -20,6 +20,8 @@ export const ZAddCredits = z.object({
 export const ZCreateApiKey = z.object({ mode: z.enum(['live', 'test']).default('live') });
 
 export const ZIdParam = z.object({ id: z.uuid() });
+/** A job's id: the bigserial an alert names in resourceId. */
+export const ZJobIdParam = z.object({ id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
 export const ZKeyParam = z.object({ id: z.uuid(), keyId: z.uuid() });
 
 export const ZCustomerDetail = z.object({

@@ -1,7 +1,7 @@
 import type { DbOrTx, Tx } from '../../db/client.js';
-import type { OperatorContext } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import type { Paging } from '../../http/paging.js';
+import type { OperatorContext, Paging } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { requeueDead } from '../../jobs/queue.js';
 import { centsToMicros, microsToCents } from '../../lib/money.js';
 import type { AccountRepo } from '../account/account.repo.js';
 import { generateApiKey } from '../account/api-keys.js';
@@ -85,6 +85,18 @@ export function createOpsService(deps: {
     async listAudit(db: DbOrTx, filter: { customerId?: string }, paging: Paging) {
       const { rows, total } = await deps.auditRepo.list(db, filter, paging);
       return { total, rows: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })) };
+    },
+
+    /**
+     * Queues a dead job again with its attempts reset (a dead seal, refund, delivery...): the answer
+     * to a job_dead alert once its cause is fixed. Handlers are safe to run twice.
+     */
+    async retryJob(tx: Tx, ctx: OperatorContext, jobId: number) {
+      const found = await requeueDead(tx, jobId);
+      if (!found) throw new AppError('JOB_NOT_FOUND', 'No such job');
+      if (!found.requeued) throw new AppError('JOB_NOT_DEAD', `Only a dead job can be queued again; this one is ${found.job.status}`);
+      await audit.operator(tx, ctx, { action: 'job.retry', resourceType: 'job', resourceId: String(jobId), metadata: { type: found.job.type } });
+      return { jobId: found.job.id, type: found.job.type, status: found.job.status };
     },
 
     async listAlerts(db: DbOrTx, paging: Paging) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { loadSigningAssets } from '../../web/signing/static-assets.js';
 import { renderInvalidLinkPage, renderSigningPage, SIGNING_ASSET_CSP, SIGNING_PAGE_CSP } from '../../web/signing/page.js';
 

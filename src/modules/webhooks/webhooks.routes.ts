@@ -31,7 +31,10 @@ export function webhooksRoutes(deps: { db: Db; webhooks: WebhooksService; commit
         body: ZCreateWebhook,
         response: { 201: ZWebhookCreated, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['INVALID_WEBHOOK_URL']) },
       },
-      handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 201, body: await webhooks.create(tx, requestContext(request), request.body) })),
+      handler: async (request, reply) => {
+        const input = await webhooks.checkCreate(request.body);
+        return commitMutation(request, reply, async (tx) => ({ status: 201, body: await webhooks.create(tx, requestContext(request), input) }));
+      },
     });
 
     r.get('/v1/webhooks', {
@@ -75,8 +78,10 @@ export function webhooksRoutes(deps: { db: Db; webhooks: WebhooksService; commit
         body: ZUpdateWebhook,
         response: { 200: ZWebhook, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['WEBHOOK_NOT_FOUND', 'INVALID_WEBHOOK_URL']) },
       },
-      handler: (request, reply) =>
-        commitMutation(request, reply, async (tx) => ({ status: 200, body: await webhooks.update(tx, requestContext(request), request.params.id, request.body) })),
+      handler: async (request, reply) => {
+        const input = await webhooks.checkUpdate(request.body);
+        return commitMutation(request, reply, async (tx) => ({ status: 200, body: await webhooks.update(tx, requestContext(request), request.params.id, input) }));
+      },
     });
 
     r.delete('/v1/webhooks/:id', {

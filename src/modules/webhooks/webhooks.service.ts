@@ -1,20 +1,25 @@
 import type { DbOrTx, Tx } from '../../db/client.js';
-import type { RequestContext } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import type { Paging } from '../../http/paging.js';
+import type { RequestContext, Paging } from '../../context.js';
+import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import { randomHex } from '../../lib/crypto.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
+import { DELIVER_JOB } from './webhooks.jobs.js';
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
 
-export const DELIVER_JOB = 'webhook.deliver';
 const UUID = /^(?:wh_)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 
 export type UrlCheck = (raw: string) => Promise<string>;
+
+type CreateInput = { url: string; events: string[]; description?: string | null; secret?: string; format: 'standard' | 'alt' };
+type UpdateInput = { url?: string; events?: string[]; description?: string | null; active?: boolean; format?: 'standard' | 'alt' };
+declare const checked: unique symbol;
+/** Input whose URL passed the policy and DNS (the only way to get one is `checkCreate`/`checkUpdate`). */
+export type Checked<T> = T & { readonly [checked]: true };
 
 export type FanOutEvent = {
   owner: Owner;
@@ -77,8 +82,20 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
   return {
     requireWebhook,
 
-    async create(tx: Tx, ctx: RequestContext, input: { url: string; events: string[]; description?: string | null; secret?: string; format: 'standard' | 'alt' }) {
-      const url = await deps.checkUrl(input.url);
+    /**
+     * The URL check resolves DNS (up to 5 s), so it runs before the transaction opens: a lookup
+     * holding a transaction would stall every query on PGlite and pin a pool connection on PostgreSQL.
+     */
+    async checkCreate(input: CreateInput): Promise<Checked<CreateInput>> {
+      return { ...input, url: await deps.checkUrl(input.url) } as Checked<CreateInput>;
+    },
+
+    async checkUpdate(input: UpdateInput): Promise<Checked<UpdateInput>> {
+      return (input.url !== undefined ? { ...input, url: await deps.checkUrl(input.url) } : input) as Checked<UpdateInput>;
+    },
+
+    async create(tx: Tx, ctx: RequestContext, input: Checked<CreateInput>) {
+      const { url } = input;
       const secret = input.secret ?? `whsec_${randomHex(16)}`;
       const row = await repo.insert(tx, { customerId: ctx.actor.customerId, mode: ctx.actor.mode, url, events: input.events, description: input.description ?? null, secret, format: input.format });
       await deps.audit.customer(tx, ctx, { action: 'webhook.create', resourceType: 'webhook', resourceId: row.id, metadata: { url, events: input.events } });
@@ -94,9 +111,9 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
       return webhookDto(await requireWebhook(db, id, ownerOf(ctx)));
     },
 
-    async update(tx: Tx, ctx: RequestContext, id: string, input: { url?: string; events?: string[]; description?: string | null; active?: boolean; format?: 'standard' | 'alt' }) {
+    async update(tx: Tx, ctx: RequestContext, id: string, input: Checked<UpdateInput>) {
       const current = await requireWebhook(tx, id, ownerOf(ctx), true);
-      const url = input.url !== undefined ? await deps.checkUrl(input.url) : undefined;
+      const { url } = input;
       // Re-activating starts counting failures afresh.
       const reactivate = input.active === true && !current.active;
       const row = await repo.update(tx, current.id, {
@@ -113,15 +130,30 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
 
     /** Soft delete: the history stays for operators; pending deliveries stop. */
     async remove(tx: Tx, ctx: RequestContext, id: string): Promise<void> {
-      const current = await requireWebhook(tx, id, ownerOf(ctx), true);
-      await repo.update(tx, current.id, { deletedAt: new Date(), active: false });
+      // Its pending deliveries first, then the registration: the lock order of a delivery's outcome.
+      const current = await requireWebhook(tx, id, ownerOf(ctx));
       await repo.failPending(tx, current.id, 'registration deleted');
+      await repo.update(tx, current.id, { deletedAt: new Date(), active: false });
       await deps.audit.customer(tx, ctx, { action: 'webhook.delete', resourceType: 'webhook', resourceId: current.id });
     },
 
     async deliveries(db: DbOrTx, ctx: RequestContext, id: string, status: string | undefined, paging: Paging) {
       const webhook = await requireWebhook(db, id, ownerOf(ctx));
       const { rows, total } = await repo.deliveries(db, webhook.id, status, paging);
+      return { rows: rows.map(deliveryDto), total };
+    },
+
+    /** Operator: any customer's registration, deleted ones included. */
+    async getAsOperator(db: DbOrTx, id: string) {
+      const w = await repo.findById(db, id);
+      if (!w) throw new AppError('WEBHOOK_NOT_FOUND', 'No such webhook');
+      return { ...webhookDto(w), customerId: w.customerId, mode: w.mode, deletedAt: w.deletedAt?.toISOString() ?? null };
+    },
+
+    async deliveriesAsOperator(db: DbOrTx, id: string, status: string | undefined, paging: Paging) {
+      const w = await repo.findById(db, id);
+      if (!w) throw new AppError('WEBHOOK_NOT_FOUND', 'No such webhook');
+      const { rows, total } = await repo.deliveries(db, w.id, status, paging);
       return { rows: rows.map(deliveryDto), total };
     },
 

@@ -14,7 +14,15 @@ export interface BlobStorage {
   getStream(key: string): Promise<Readable | undefined>;
   /** Removes the key; removing a key that does not exist is not an error (jobs may run twice). */
   delete(key: string): Promise<void>;
+  /**
+   * Every key under the prefix (a whole path segment, e.g. `documents/`) with when it was last written,
+   * in no particular order: what the sweep of unreferenced blobs walks. Every adapter should have it;
+   * a store without it (a wrapping test fake) is simply never swept.
+   */
+  list?(prefix: string): AsyncIterable<StoredBlob>;
 }
+
+export type StoredBlob = { key: string; modifiedAt: Date };
 
 export class InvalidBlobKeyError extends Error {
   constructor(key: string, reason: string) {

@@ -1,8 +1,8 @@
-import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, opendir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { writeFileAtomic } from './atomic-write.js';
-import { assertBlobKey, type BlobStorage } from './blob-storage.js';
+import { assertBlobKey, type BlobStorage, type StoredBlob } from './blob-storage.js';
 
 /** Missing file, or a "file" that is really a directory (key `a` when `a/b` exists): no blob either way. */
 const isAbsent = (err: unknown) => ['ENOENT', 'EISDIR', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
@@ -56,6 +56,12 @@ export function createLocalStorage(root: string): BlobStorage {
       return handle.createReadStream();
     },
 
+    async *list(prefix): AsyncIterable<StoredBlob> {
+      const segments = prefix.split('/').filter(Boolean);
+      if (segments.length > 0) assertBlobKey(segments.join('/'));
+      yield* walk(path.join(base, ...segments), segments);
+    },
+
     async delete(key) {
       // Empty parent directories are left in place: removing them would race with a concurrent put.
       try {
@@ -65,4 +71,28 @@ export function createLocalStorage(root: string): BlobStorage {
       }
     },
   };
+}
+
+/**
+ * Streams the files under `dir` as keys (directory by directory, never the whole tree in memory).
+ * Names starting with '.' are skipped: they are not keys (the '.tmp-' files of atomic writes).
+ */
+async function* walk(dir: string, keyOf: string[]): AsyncGenerator<StoredBlob> {
+  let entries;
+  try {
+    entries = await opendir(dir);
+  } catch (err) {
+    if (isAbsent(err)) return;
+    throw err;
+  }
+  for await (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(full, [...keyOf, entry.name]);
+    else if (entry.isFile()) {
+      // Deleted between the listing and the stat: not there any more, nothing to report.
+      const stat = await lstat(full).catch((err) => (isAbsent(err) ? undefined : Promise.reject(err)));
+      if (stat) yield { key: [...keyOf, entry.name].join('/'), modifiedAt: stat.mtime };
+    }
+  }
 }

@@ -110,6 +110,8 @@ function showHeader(session) {
   const line = $('recipient-line');
   const verb = session.canAct ? (session.recipient.role === 'APPROVER' ? 'Approving as' : 'Signing as') : 'Viewing as';
   line.textContent = `${verb} ${person(session.recipient)}`;
+  // No document after a cancellation, a rejection or expiry: nothing to download.
+  if (!session.documentUrl) return;
   const download = document.createElement('a');
   download.href = new URL(session.documentUrl, location.href).href;
   download.textContent = 'Download PDF';
@@ -290,6 +292,12 @@ async function main() {
   root.dataset.canAct = String(session.canAct);
   showHeader(session);
   if (!session.canAct) say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
+
+  if (!session.documentUrl) {
+    $('document-loading')?.remove();
+    documentArea.setAttribute('aria-busy', 'false');
+    return;
+  }
 
   let views;
   try {

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../../errors.js';
 
 /**
  * Which webhook URLs Signet will call. A webhook URL is chosen by a customer, so without this policy

@@ -8,7 +8,18 @@ export type Actor = Readonly<{
   keyId: string | null;
   keyPrefix?: string;
   walletAddress?: string;
+  /** via x402: the call's payment, which the billing charge describes and the commit settles. */
+  payment?: PaidCall;
 }>;
+
+/**
+ * An x402 call's payment (modules/x402). The price is fixed before the call runs (it is what the payer
+ * signed); the charge only says what it bought, and the settlement writes the ledger row with its txHash.
+ */
+export interface PaidCall {
+  readonly priceMicros: bigint;
+  describe(what: { operation: string; description: string; envelopeId: string | null; envelopeTitle: string | null }): void;
+}
 
 /** What a service needs to know about the request it serves: the caller and what the audit row records. */
 export type RequestContext = Readonly<{
@@ -25,3 +36,8 @@ export type OperatorContext = Readonly<{
   requestId: string | null;
   ip: string | null;
 }>;
+
+/** A page of a list, as the caller asked for it: limit/offset, or the Alt page/perPage. */
+export type Paging =
+  | { style: 'offset'; limit: number; offset: number }
+  | { style: 'page'; limit: number; offset: number; page: number; perPage: number };

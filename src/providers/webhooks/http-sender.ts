@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../../errors.js';
 import { checkResolvable, parseWebhookUrl, WebhookDnsError, type ResolvedAddress, type Resolver } from './url-policy.js';
 
 export type PostWebhookOptions = {

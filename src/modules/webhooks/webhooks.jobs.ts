@@ -1,11 +1,13 @@
 import { createHmac } from 'node:crypto';
+import { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import { complete } from '../../jobs/queue.js';
 import { RetryLater } from '../../jobs/retry-later.js';
-import type { JobDefinition } from '../../jobs/worker.js';
+import { defineJob } from '../../jobs/worker.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
-import { DELIVER_JOB } from './webhooks.service.js';
+
+export const DELIVER_JOB = 'webhook.deliver';
 
 export type SendResult = { ok: boolean; status: number | null; error: string | null; gone: boolean };
 export type Sender = (req: { url: string; body: string; headers: Record<string, string> }) => Promise<SendResult>;
@@ -51,16 +53,16 @@ export function buildRequest(w: Pick<WebhookRow, 'secret' | 'format'>, d: Pick<D
 
 /**
  * One attempt of one delivery. The POST happens outside any transaction; its outcome is recorded
- * under the delivery's and the registration's row locks. A worker that dies mid-attempt leaves the
+ * under the delivery's and then the registration's row locks. A worker that dies mid-attempt leaves the
  * job to be retried after its lease: the receiver may see the same delivery id twice, never none.
  */
-export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditService; send: Sender; scheduleMs: readonly number[]; disableAfter: number }): JobDefinition {
+export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditService; send: Sender; scheduleMs: readonly number[]; disableAfter: number }) {
   const { db, repo } = deps;
   const delays = retryDelays(deps.scheduleMs);
-  return {
+  return defineJob({
     type: DELIVER_JOB,
-    async handle(payload, ctx) {
-      const { deliveryId } = payload as { deliveryId: string };
+    payload: z.object({ deliveryId: z.guid() }),
+    async handle({ deliveryId }, ctx) {
       const found = await repo.deliveryWithWebhook(db, deliveryId);
       if (!found || found.d.status !== 'PENDING') return;
       const { d, w } = found;
@@ -75,6 +77,9 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
       let retryIn: number | undefined;
       let completed = false;
       // The outcome and the job's completion commit together; a retry leaves the job to the worker.
+      // The delivery, then the registration (only a failure locks it): the order a DELETE takes them
+      // in (opposite orders deadlock, and a job whose outcome rolled back would POST the same delivery
+      // again). A success locks no registration, so outcomes of one registration do not queue.
       await db.transaction(async (tx) => {
         const current = await repo.delivery(tx, d.id, true);
         if (!current || current.status !== 'PENDING') return;
@@ -86,7 +91,8 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
           completed = await complete(tx, ctx.jobId, ctx.workerId);
           return;
         }
-        const hook = (await repo.findById(tx, w.id, true))!;
+        const hook = await repo.findById(tx, w.id, true);
+        if (!hook) return;
         const failures = hook.consecutiveFailures + 1;
         const disable = hook.active && (result.gone || failures >= deps.disableAfter);
         const reason = result.gone ? 'the receiver answered 410 Gone' : `${failures} consecutive failed deliveries`;
@@ -105,5 +111,5 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
       if (retryIn !== undefined) throw new RetryLater(retryIn, `delivery ${d.id} attempt failed: ${result.error ?? result.status}`);
       return completed ? 'completed' : undefined;
     },
-  };
+  });
 }

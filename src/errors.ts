@@ -1,0 +1,104 @@
+/**
+ * Every machine code Signet answers with, its HTTP status and a one-line meaning. SPEC.md's Errors
+ * table is the source; the statuses SPEC.md leaves open are chosen here and documented in the OpenAPI.
+ */
+export const ERROR_CODES = {
+  // Authentication
+  UNAUTHORIZED: [401, 'No credentials, or they did not resolve to a customer (unknown or revoked key).'],
+  TOKEN_INVALID: [401, 'The bearer value is not a well-formed API key, or a JWT whose signature did not verify.'],
+  INVALID_SIGNATURE: [401, 'A wallet or x402 signature did not recover the claimed address.'],
+  INVALID_NONCE: [400, 'The sign-in nonce is unknown (400: the request names something that does not exist).'],
+  CHALLENGE_EXPIRED: [401, 'The sign-in challenge expired (401: start a new sign-in).'],
+  NONCE_ALREADY_USED: [401, 'The sign-in nonce was already used (401: a replay is an authentication failure).'],
+  INVALID_WALLET_ADDRESS: [400, 'The wallet parameter is not 0x followed by 40 hex digits.'],
+  MISSING_FIELDS: [400, 'The verify body lacks required fields.'],
+  MISSING_AUTH: [401, 'No credentials on /v1/account/products.'],
+  X402_NOT_APPLICABLE: [400, 'x402 payment is not accepted on this route.'],
+  WALLET_JWT_REQUIRED: [403, 'This route accepts only a wallet JWT.'],
+  FORBIDDEN: [403, 'The credentials are valid but not allowed on this route.'],
+  CONTRACT_WALLET_UNSUPPORTED: [400, 'The signature is not a 65-byte EOA signature: smart-contract wallets (EIP-1271, ERC-6492) need an RPC, which wallet sign-in does not use.'],
+  PRODUCT_NOT_FOUND: [404, 'No such product: the one product that can be enabled is PRODUCT_ID (default service_id).'],
+  // Billing
+  INSUFFICIENT_BALANCE: [402, 'The balance is below the price of the call; top up at topUpUrl.'],
+  INSUFFICIENT_CREDITS: [402, "SPEC.md's alias of INSUFFICIENT_BALANCE on create-and-send; same condition and body."],
+  SANDBOX_LIMIT_REACHED: [402, 'The free test-mode allowance (sandboxLimit) is used up.'],
+  PAYMENT_REQUIRED: [402, 'x402: this call costs priceUsd; pay it as the PAYMENT-REQUIRED header describes and send PAYMENT-SIGNATURE.'],
+  PAYMENT_INVALID: [402, "x402: the payment was refused (reason holds x402's reason: expired, wrong amount, receiver, asset or network, a reused authorization, or the settlement failed)."],
+  X402_NOT_CONFIGURED: [400, 'A payment header was sent but this server does not accept x402 payments (X402_* unset).'],
+  // Request shape
+  INVALID_JSON: [400, 'The body (or the multipart payload part) is not valid JSON.'],
+  VALIDATION_ERROR: [400, 'A field failed validation; details names the field path.'],
+  MISSING_PDF: [400, 'The multipart body lacks the pdf part.'],
+  MISSING_FILE: [400, 'The template upload lacks the file part (400, like MISSING_PDF).'],
+  MISSING_PAYLOAD: [400, 'The multipart body lacks the payload part.'],
+  INVALID_PDF: [400, 'The file is not a PDF, is damaged beyond repair, or is encrypted.'],
+  OUT_OF_SCOPE_V1: [400, 'More than 10 signers or more than 10 documents in one envelope.'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'The Content-Type is not one this route accepts.'],
+  PAYLOAD_TOO_LARGE: [413, 'The request body exceeds the limit (1 MiB for JSON).'],
+  PDF_TOO_LARGE: [413, 'The PDF exceeds MAX_PDF_BYTES.'],
+  NOT_FOUND: [404, 'No such route.'],
+  METHOD_NOT_ALLOWED: [405, 'The route exists but not with this method; see the Allow header.'],
+  RATE_LIMITED: [429, 'Too many requests in the window; retry after Retry-After seconds.'],
+  IDEMPOTENCY_KEY_REQUIRED: [400, 'This billable operation requires an Idempotency-Key header.'],
+  IDEMPOTENCY_KEY_INVALID: [400, 'The Idempotency-Key header is empty or longer than 255 characters.'],
+  IDEMPOTENCY_KEY_IN_USE: [409, 'A request with this Idempotency-Key is still in progress; retry shortly.'],
+  IDEMPOTENCY_KEY_REUSED: [422, 'This Idempotency-Key was used with a different request.'],
+  // Envelopes
+  ENVELOPE_NOT_FOUND: [404, 'No such envelope owned by the caller.'],
+  CANNOT_DELETE_COMPLETED: [400, 'DELETE on a COMPLETED envelope.'],
+  ENVELOPE_ALREADY_COMPLETE: [400, 'Resend on a COMPLETED envelope.'],
+  ENVELOPE_CANCELLED: [400, 'Send or resend on a CANCELLED envelope.'],
+  ALREADY_COMPLETED: [400, 'Send on an envelope that is not a DRAFT any more (400, like ENVELOPE_ALREADY_COMPLETE).'],
+  ALL_SIGNED: [400, 'Resend when every recipient has signed.'],
+  INVALID_STATE: [409, "The envelope's state does not allow this operation (e.g. resend before it was sent)."],
+  ENVELOPE_NOT_COMPLETE: [400, 'Download of the signed PDF before COMPLETED.'],
+  DOCUMENT_PURGED: [410, 'The documents passed their retention date and were deleted.'],
+  DOWNLOAD_FAILED: [502, 'The signing engine returned an unexpected response for the PDF.'],
+  RECIPIENT_NOT_FOUND: [404, 'A recipient named by the request is not on the envelope or template.'],
+  FIELD_CREATION_FAILED: [502, 'The signing engine refused to add the fields.'],
+  INVALID_FIELD_ID: [400, 'The field id is not a valid identifier.'],
+  DELETE_FAILED: [502, 'The signing engine refused the field delete.'],
+  SEND_FAILED: [502, 'The send failed at the signing engine.'],
+  ENVELOPE_NOT_DRAFT: [409, 'Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.'],
+  // Recipient signing (/sign/{token})
+  SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
+  NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
+  ALREADY_ACTED: [409, 'This recipient has already signed, approved or declined.'],
+  ENVELOPE_NOT_ACTIVE: [410, 'The envelope is completed, cancelled, expired or rejected; nothing more can be signed.'],
+  // Templates
+  TEMPLATE_NOT_FOUND: [404, 'No such template owned by the caller.'],
+  INVALID_TEMPLATE_ID: [400, 'The template id is not a UUID.'],
+  INVALID_ID: [400, 'The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).'],
+  INVALID_TEMPLATE_RECIPIENT_ID: [400, 'A recipient id does not name a slot of the template.'],
+  UPDATE_FAILED: [502, 'The template update failed at the signing engine.'],
+  // Operator API
+  CUSTOMER_NOT_FOUND: [404, 'No such customer (operator API).'],
+  API_KEY_NOT_FOUND: [404, 'No such API key for this customer (operator API).'],
+  JOB_NOT_FOUND: [404, 'No such job (operator API).'],
+  REFUND_ALREADY_COMPLETED: [409, 'This wallet refund was completed already, with the txHash it names (operator API).'],
+  JOB_NOT_DEAD: [409, 'Only a dead job can be queued again; this one is queued, running or done (operator API).'],
+  // Webhooks
+  INVALID_WEBHOOK_URL: [400, 'The webhook URL is malformed or deny-listed.'],
+  WEBHOOK_NOT_FOUND: [404, 'No such webhook owned by the caller.'],
+  // Upstreams
+  DOCUMENSO_UNAVAILABLE: [503, 'The signing engine errored; retry with backoff and the same Idempotency-Key.'],
+  RELAYSTATION_UNAVAILABLE: [503, 'The billing facilitator errored; retry with backoff and the same Idempotency-Key.'],
+  SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable, shutting down).'],
+  INTERNAL_ERROR: [500, 'An unexpected error; logged with the request id.'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extras: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = ERROR_CODES[code][0];
+  }
+}

@@ -1,0 +1,84 @@
+import type { EngineFieldInput } from '../../engine/engine.js';
+import { AppError } from '../../errors.js';
+import type { PreparedDocument } from '../../pdf/types.js';
+import type { TCreatePayload, TFieldInput } from './envelopes.schemas.js';
+
+export const MAX_SIGNERS = 10;
+
+export const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
+
+export function fieldToEngine(f: TFieldInput, recipientEmail: string): EngineFieldInput {
+  return {
+    recipientEmail,
+    type: f.type,
+    page: f.page,
+    x: f.positionXPercent ?? f.positionX!,
+    y: f.positionYPercent ?? f.positionY!,
+    width: f.widthPercent ?? f.width!,
+    height: f.heightPercent ?? f.height!,
+    required: f.required ?? !['CHECKBOX'].includes(f.type),
+    options: f.options ?? null,
+    hide: null,
+  };
+}
+
+/** The recipient rules, which need no document: unique emails, one to MAX_SIGNERS signers. Returns email → index. */
+export function checkRecipients(payload: TCreatePayload): Map<string, number> {
+  const emails = new Map<string, number>();
+  payload.recipients.forEach((r, i) => {
+    const key = r.email.toLowerCase();
+    if (emails.has(key)) throw invalid(`payload.recipients.${i}.email`, `duplicate recipient ${r.email}`);
+    emails.set(key, i);
+  });
+  const signers = payload.recipients.filter((r) => r.role === 'SIGNER').length;
+  if (signers === 0) throw invalid('payload.recipients', 'at least one recipient must be a SIGNER');
+  if (signers > MAX_SIGNERS) throw new AppError('OUT_OF_SCOPE_V1', `At most ${MAX_SIGNERS} signers per envelope in v1`);
+  return emails;
+}
+
+/**
+ * Every SIGNER must sign: an envelope is sent only when each SIGNER has at least one SIGNATURE field
+ * (placed by coordinates or by a marker). Without one a signer would finish with an empty body and
+ * still count as SIGNED. A draft may lack them until it is sent. `pathOf` names the signer in details.
+ */
+export function requireSignatureFields(recipients: { email: string; role: string }[], fields: { recipientEmail: string; type: string }[], pathOf: (index: number) => string): void {
+  const signing = new Set(fields.filter((f) => f.type === 'SIGNATURE').map((f) => f.recipientEmail.toLowerCase()));
+  recipients.forEach((r, i) => {
+    if (r.role === 'SIGNER' && !signing.has(r.email.toLowerCase())) throw invalid(pathOf(i), `SIGNER ${r.email} has no SIGNATURE field; every SIGNER needs one before the envelope is sent`);
+  });
+}
+
+/** Checks the payload against itself and the document, and settles which fields go where. */
+export function planFields(payload: TCreatePayload, emails: Map<string, number>, doc: PreparedDocument): { fields: EngineFieldInput[]; fromMarkers: boolean } {
+
+  const explicit: { f: TFieldInput; email: string; path: string }[] = [];
+  (payload.fields ?? []).forEach((f, i) => explicit.push({ f, email: f.recipientEmail!, path: `payload.fields.${i}` }));
+  payload.recipients.forEach((r, i) =>
+    (r.fields ?? []).forEach((f, j) => explicit.push({ f, email: f.recipientEmail ?? r.email, path: `payload.recipients.${i}.fields.${j}` })),
+  );
+
+  if (explicit.length > 0) {
+    return {
+      fromMarkers: false,
+      fields: explicit.map(({ f, email, path }) => {
+        if (!emails.has(email.toLowerCase())) throw new AppError('RECIPIENT_NOT_FOUND', `${path}.recipientEmail: ${email} is not a recipient of this envelope`);
+        if (f.page > doc.info.pageCount) throw invalid(`${path}.page`, `the document has ${doc.info.pageCount} page(s)`);
+        return fieldToEngine(f, payload.recipients[emails.get(email.toLowerCase())!].email);
+      }),
+    };
+  }
+
+  // No fields given: place them from `{{type, rN}}` markers in the PDF text.
+  if (doc.badMarkers.length) {
+    const b = doc.badMarkers[0];
+    throw invalid('pdf', `marker "${b.text}" on page ${b.page}: ${b.reason}`);
+  }
+  return {
+    fromMarkers: doc.markers.length > 0,
+    fields: doc.markers.map((m) => {
+      const r = payload.recipients[m.recipientIndex - 1];
+      if (!r) throw invalid('pdf', `marker "${m.text}" on page ${m.page} names r${m.recipientIndex}, but there are ${payload.recipients.length} recipient(s)`);
+      return { recipientEmail: r.email, type: m.type, page: m.page, x: m.x, y: m.y, width: m.width, height: m.height, required: m.type !== 'CHECKBOX', options: null, hide: m };
+    }),
+  };
+}

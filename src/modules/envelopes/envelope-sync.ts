@@ -1,0 +1,192 @@
+import type { DbOrTx, Tx } from '../../db/client.js';
+import type { EngineStatus, EnvelopeStatus, Role, SigningEngine } from '../../engine/engine.js';
+import type { RefundsService } from '../billing/refunds.service.js';
+import type { EnvelopeRow, EnvelopesRepo, Owner, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
+import type { TEnvelope } from './envelopes.schemas.js';
+import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export type PublishedEvent = {
+  owner: Owner;
+  envelopeId: string;
+  eventId: number;
+  event: string;
+  occurredAt: Date;
+  envelope: Record<string, unknown>;
+  recipient: Record<string, unknown> | null;
+};
+
+export type EnvelopeSyncDeps = {
+  repo: EnvelopesRepo;
+  engine: Pick<SigningEngine, 'status'>;
+  refunds: Pick<RefundsService, 'request'>;
+  /** The recipients' signing links by engine recipient id (derived from per-recipient salts the engine keeps). */
+  signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
+  /** Called in the transaction that records events (webhook fan-out). */
+  publish?: (tx: Tx, e: PublishedEvent) => Promise<void>;
+};
+
+/**
+ * The service's stored copy of each envelope against the engine, which is authoritative: every
+ * engine-side change is followed by a sync in the same transaction, and the DTOs callers and webhook
+ * receivers see are built here from the stored copy.
+ */
+export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
+  const { repo, engine } = deps;
+
+  function recipientDto(r: StoredRecipientRow, links: Map<string, string>) {
+    return {
+      email: r.email,
+      name: r.name,
+      role: r.role as Role,
+      signingOrder: r.signingOrder,
+      signingUrl: links.get(r.engineRecipientId)!,
+      signingStatus: r.signingStatus,
+      readStatus: r.readStatus,
+      sendStatus: r.sendStatus,
+      status: r.status,
+      signedAt: iso(r.signedAt),
+      viewedAt: iso(r.viewedAt),
+      rejectedAt: iso(r.rejectedAt),
+      rejectionReason: r.rejectionReason,
+    };
+  }
+
+  const fieldDto = (f: StoredFieldRow) => ({
+    fieldId: f.engineFieldId,
+    id: String(f.engineFieldId),
+    type: f.type as TEnvelope['fields'][number]['type'],
+    recipientEmail: f.recipientEmail,
+    page: f.page,
+    positionX: f.x,
+    positionXPercent: f.x,
+    positionY: f.y,
+    positionYPercent: f.y,
+    width: f.width,
+    widthPercent: f.width,
+    height: f.height,
+    heightPercent: f.height,
+  });
+
+  async function toDto(tx: DbOrTx, rows: EnvelopeRow[], withEvents: boolean): Promise<TEnvelope[]> {
+    const ids = rows.map((r) => r.id);
+    const [recipients, fields] = await Promise.all([repo.recipients(tx, ids), repo.fields(tx, ids)]);
+    const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
+    return Promise.all(
+      rows.map(async (e) => ({
+        envelopeId: e.id,
+        engineEnvelopeId: e.engineEnvelopeId,
+        engineNumericId: e.engineNumericId,
+        status: e.status as EnvelopeStatus,
+        title: e.title,
+        recipients: recipients.filter((r) => r.envelopeId === e.id).map((r) => recipientDto(r, links)),
+        fields: fields.filter((f) => f.envelopeId === e.id).map(fieldDto),
+        detectedFromPlaceholders: e.detectedFromPlaceholders,
+        expiresAt: e.expiresAt.toISOString(),
+        storageExpiresAt: iso(e.storageExpiresAt),
+        createdAt: e.createdAt.toISOString(),
+        updatedAt: e.updatedAt.toISOString(),
+        completedAt: iso(e.completedAt),
+        ...(withEvents
+          ? {
+              events: (await repo.events(tx, e.id)).map((ev) => ({
+                eventType: ev.eventType,
+                event: EVENT_NAMES[ev.eventType as EventType],
+                recipientEmail: ev.recipientEmail,
+                occurredAt: ev.occurredAt.toISOString(),
+              })),
+            }
+          : {}),
+      })),
+    );
+  }
+
+  /**
+   * Brings the stored copy in line with the engine (the engine wins) and records an event for every
+   * move it finds. Every engine-side change goes through here in its own transaction, and live status
+   * reads use it to correct a missed update. The envelope row must be locked by the caller.
+   */
+  async function syncFromEngine(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<EnvelopeRow> {
+    const status = live ?? (await engine.status(tx, envelope.engineEnvelopeId));
+    const stored = await repo.recipients(tx, [envelope.id]);
+    const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
+    const events: { eventType: EventType; recipientEmail?: string | null }[] = [];
+
+    for (const er of status.recipients) {
+      const r = byEngineId.get(er.engineRecipientId);
+      if (!r) continue;
+      const signingStatus = er.status === 'SIGNED' ? 'SIGNED' : er.status === 'REJECTED' ? 'REJECTED' : 'NOT_SIGNED';
+      if (er.readStatus === 'OPENED' && r.readStatus !== 'OPENED') events.push({ eventType: 'DOCUMENT_VIEWED', recipientEmail: r.email });
+      if (signingStatus === 'SIGNED' && r.signingStatus !== 'SIGNED' && r.role === 'SIGNER') events.push({ eventType: 'DOCUMENT_SIGNED', recipientEmail: r.email });
+      if (signingStatus === 'REJECTED' && r.signingStatus !== 'REJECTED') events.push({ eventType: 'DOCUMENT_REJECTED', recipientEmail: r.email });
+      const changed =
+        r.signingStatus !== signingStatus ||
+        r.readStatus !== er.readStatus ||
+        r.sendStatus !== er.sendStatus ||
+        r.status !== er.status ||
+        iso(r.signedAt) !== iso(er.signedAt) ||
+        iso(r.viewedAt) !== iso(er.viewedAt) ||
+        iso(r.rejectedAt) !== iso(er.rejectedAt) ||
+        r.rejectionReason !== er.rejectionReason;
+      if (changed) {
+        await repo.updateRecipient(tx, r.id, {
+          signingStatus,
+          readStatus: er.readStatus,
+          sendStatus: er.sendStatus,
+          status: er.status,
+          signedAt: er.signedAt,
+          viewedAt: er.viewedAt,
+          rejectedAt: er.rejectedAt,
+          rejectionReason: er.rejectionReason,
+        });
+      }
+    }
+
+    let row = envelope;
+    if (status.status !== envelope.status) {
+      const ev = STATUS_EVENT[status.status];
+      // A rejection's event was recorded with the rejecting recipient above.
+      if (ev && !(ev === 'DOCUMENT_REJECTED' && events.some((e) => e.eventType === 'DOCUMENT_REJECTED'))) events.push({ eventType: ev });
+      const completedAt = status.status === 'COMPLETED' ? (status.completedAt ?? new Date()) : envelope.completedAt;
+      await repo.update(tx, envelope.id, { status: status.status, completedAt });
+      row = { ...envelope, status: status.status, completedAt };
+      if (['REJECTED', 'EXPIRED', 'CANCELLED'].includes(status.status)) await deps.refunds.request(tx, row);
+    }
+    const inserted = [];
+    for (const e of events) inserted.push(await repo.insertEvent(tx, { envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null }));
+    if (inserted.length && deps.publish) {
+      // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id} returns.
+      const [dto] = await toDto(tx, [{ ...row, updatedAt: new Date() }], false);
+      for (const ev of inserted) {
+        await deps.publish(tx, {
+          owner: { customerId: envelope.customerId, mode: envelope.mode },
+          envelopeId: envelope.id,
+          eventId: ev.id,
+          event: EVENT_NAMES[ev.eventType as EventType],
+          occurredAt: ev.occurredAt,
+          envelope: dto,
+          recipient: dto.recipients.find((r) => r.email === ev.recipientEmail) ?? null,
+        });
+      }
+    }
+    return row;
+  }
+
+  /**
+   * Locks the envelope row that fronts an engine document (every state change takes this lock first),
+   * lets `work` change the engine's rows, then brings the stored copy in line, all in the caller's
+   * transaction. Undefined, with `work` not run, when no envelope fronts the document.
+   */
+  async function lockAndSync<T>(tx: Tx, engineEnvelopeId: string, work: () => Promise<T>): Promise<{ value: T } | undefined> {
+    const envelope = await repo.findByEngineId(tx, engineEnvelopeId, true);
+    if (!envelope) return undefined;
+    const value = await work();
+    await syncFromEngine(tx, envelope);
+    return { value };
+  }
+
+  return { toDto, fieldDto, syncFromEngine, lockAndSync };
+}
+
+export type EnvelopeSync = ReturnType<typeof createEnvelopeSync>;

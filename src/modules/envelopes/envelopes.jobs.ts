@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import type { Db } from '../../db/client.js';
+import { defineJob, type PeriodicTask } from '../../jobs/worker.js';
+import type { EnvelopesService } from './envelopes.service.js';
+
+export const DISTRIBUTE_JOB = 'envelope.distribute';
+
+/** PENDING → SENT: the invitations of a create-and-send go out after the request committed. */
+export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'distribute'> }) =>
+  defineJob({
+    type: DISTRIBUTE_JOB,
+    payload: z.object({ envelopeId: z.guid() }),
+    handle: ({ envelopeId }) => deps.db.transaction((tx) => deps.envelopes.distribute(tx, envelopeId)),
+  });
+
+export const envelopePeriodicTasks = (deps: { envelopes: Pick<EnvelopesService, 'expireDue' | 'purgeDue'> }): PeriodicTask[] => [
+  { name: 'expire-envelopes', run: async (tx) => void (await deps.envelopes.expireDue(tx)) },
+  { name: 'purge-documents', run: async (tx) => void (await deps.envelopes.purgeDue(tx)) },
+];

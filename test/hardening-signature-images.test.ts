@@ -1,0 +1,118 @@
+/**
+ * Signature images are bounded by their declared dimensions at the door (400 VALIDATION_ERROR,
+ * before anything decodes them), and decoded only in the sealing worker, which checks again.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { imageSizeProblem, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, readImageSize } from '../src/pdf/image-header.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createLocalStorage } from '../src/providers/storage/index.js';
+import { bearer, createTestApp, type TestApp } from './harness.js';
+import { assertError, complete, createEnvelope, person, recipientToken, session } from './fixtures/envelopes.js';
+import * as fx from './fixtures/pdfs.js';
+
+/** fx.SMALL_JPEG (40×16) with its SOF0 dimensions rewritten. */
+function jpegDeclaring(width: number, height: number): Buffer {
+  const b = Buffer.from(fx.SMALL_JPEG);
+  const sof = b.indexOf(Buffer.from([0xff, 0xc0]));
+  b.writeUInt16BE(height, sof + 5);
+  b.writeUInt16BE(width, sof + 7);
+  return b;
+}
+
+const dataUrl = (mime: string, b: Uint8Array) => `data:${mime};base64,${Buffer.from(b).toString('base64')}`;
+
+describe('signature image headers', () => {
+  test('PNG IHDR and JPEG SOFn sizes are read without decoding', () => {
+    assert.deepEqual(readImageSize(fx.signaturePng()), { format: 'png', width: 300, height: 100 });
+    assert.deepEqual(readImageSize(fx.SMALL_JPEG), { format: 'jpeg', width: 40, height: 16 });
+    assert.deepEqual(readImageSize(fx.pngDeclaring(16000, 16000)), { format: 'png', width: 16000, height: 16000 });
+    assert.deepEqual(readImageSize(jpegDeclaring(9000, 20)), { format: 'jpeg', width: 9000, height: 20 });
+    assert.equal(readImageSize(Buffer.from('GIF89a..................')), null);
+    assert.equal(readImageSize(fx.SMALL_JPEG.subarray(0, 100)), null, 'no frame header before the data ends');
+  });
+
+  test('bounds: a side and the pixel count', () => {
+    assert.equal(imageSizeProblem({ format: 'png', width: MAX_IMAGE_SIDE, height: MAX_IMAGE_PIXELS / MAX_IMAGE_SIDE }), null);
+    assert.match(imageSizeProblem({ format: 'png', width: MAX_IMAGE_SIDE + 1, height: 10 })!, /a side/);
+    assert.match(imageSizeProblem({ format: 'png', width: 3000, height: 3000 })!, /in all/);
+    assert.match(imageSizeProblem({ format: 'jpeg', width: 0, height: 10 })!, /no pixels/);
+  });
+});
+
+describe('POST /sign/{token}/complete: oversized images are refused at the door', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  test('10000×10000 and 16000×16000 PNGs, a 5000-pixel side, 9 Mpx, a huge JPEG: 400 VALIDATION_ERROR; nothing stored', async () => {
+    const a = person('img');
+    const env = await createEnvelope(t, { title: 'Images', recipients: [a] });
+    const token = recipientToken(env, a.email);
+    const fields = (await session(t, token)).json().fields as { fieldId: number }[];
+    assert.equal(fields.length, 1);
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['image/png', fx.pngDeclaring(10_000, 10_000), /10000×10000 pixels/],
+      ['image/png', fx.pngDeclaring(16_000, 16_000), /16000×16000 pixels/],
+      ['image/png', fx.pngDeclaring(5000, 10), /a side/],
+      ['image/png', fx.pngDeclaring(3000, 3000), /in all/],
+      ['image/jpeg', jpegDeclaring(65_000, 65_000), /65000×65000 pixels/],
+      ['image/png', fx.pngDeclaring(0, 10), /no pixels/],
+      ['image/jpeg', fx.SMALL_JPEG.subarray(0, 100), /size cannot be read/],
+    ];
+    for (const [mime, bytes, reason] of cases) {
+      for (const kind of ['drawn', 'uploaded']) {
+        const body = assertError(await complete(t, token, { fields: [], signature: { kind, image: dataUrl(mime, bytes) } }), 400, 'VALIDATION_ERROR');
+        assert.equal(body.details[0].path, 'body.signature.image');
+        assert.match(body.error, reason);
+      }
+    }
+    // A real signature of ordinary size still goes through.
+    const ok = await complete(t, token, { fields: [], signature: { kind: 'drawn', image: dataUrl('image/png', fx.signaturePng()) } });
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
+});
+
+describe('POST /sign/{token}/complete: the image is stored before the transaction', () => {
+  let t: TestApp;
+  let release: () => void = () => {};
+  let stalled: () => void = () => {};
+  const reachedPut = new Promise<void>((r) => (stalled = r));
+  before(async () => {
+    // A store whose signature writes wait for the test: the slow disk of DESIGN §4.13.
+    const blobs = createLocalStorage(path.join(mkdtempSync(path.join(tmpdir(), 'signet-slow-blobs-')), 'blobs'));
+    const gate = new Promise<void>((r) => (release = r));
+    const storage = {
+      ...blobs,
+      async put(key: string, bytes: Uint8Array) {
+        if (key.includes('/signatures/')) {
+          stalled();
+          await gate;
+        }
+        await blobs.put(key, bytes);
+      },
+    };
+    t = await createTestApp({ overrides: { storage } });
+  });
+  after(() => t.close());
+
+  test('a slow image write holds no lock: the envelope answers meanwhile, and the signature then completes', async () => {
+    const a = person('slowdisk');
+    const env = await createEnvelope(t, { title: 'Slow disk', recipients: [a] });
+    const token = recipientToken(env, a.email);
+    const signing = complete(t, token, { fields: [], signature: { kind: 'drawn', image: dataUrl('image/png', fx.signaturePng()) } });
+    await reachedPut;
+    // GET /status locks the envelope row in a transaction, as every state change does.
+    const status = await Promise.race([
+      t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/status`, headers: bearer(t.customer.apiKey) }),
+      new Promise<'blocked'>((r) => setTimeout(() => r('blocked'), 3_000)),
+    ]);
+    release();
+    assert.notEqual(status, 'blocked', 'the envelope stayed locked while the image was written');
+    assert.equal((await signing).statusCode, 200);
+  });
+});
