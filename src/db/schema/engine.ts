@@ -59,6 +59,9 @@ export const engineRecipients = pgTable(
     ip: text('ip'),
     userAgent: text('user_agent'),
     signature: jsonb('signature').$type<{ kind: 'typed' | 'drawn' | 'uploaded'; text?: string; imageKey?: string }>(),
+    /** The recipient must prove control of their email address (an emailed code) before acting. */
+    verificationRequired: boolean('verification_required').notNull().default(false),
+    verifiedAt: timestamp('verified_at', { withTimezone: true }),
   },
   (t) => [index('engine_recipients_document_idx').on(t.documentId)],
 );

@@ -59,6 +59,7 @@ export const envelopeRecipients = pgTable(
     viewedAt: timestamp('viewed_at', { withTimezone: true }),
     rejectedAt: timestamp('rejected_at', { withTimezone: true }),
     rejectionReason: text('rejection_reason'),
+    verificationRequired: boolean('verification_required').notNull().default(false),
   },
   (t) => [index('envelope_recipients_envelope_idx').on(t.envelopeId)],
 );

@@ -8,3 +8,5 @@ export * from './envelopes.js';
 export * from './webhooks.js';
 export * from './auth.js';
 export * from './x402.js';
+export * from './templates.js';
+export * from './verifications.js';
