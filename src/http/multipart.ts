@@ -1,5 +1,6 @@
 import { Busboy, type BusboyHeaders } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import { sha256Hex } from '../lib/crypto.js';
 import { AppError } from '../errors.js';
 
@@ -55,4 +56,36 @@ function parseMultipart(request: FastifyRequest, buffer: Buffer): Promise<Multip
     busboy.on('finish', () => resolve(result));
     busboy.end(buffer);
   });
+}
+
+/**
+ * Reads a document upload: the file parts (any of `fileParts`, in order) and the JSON `payload` part,
+ * checked against `schema`. Cheapest refusal first: shape, file count and size, then the payload.
+ */
+export function readUpload<T>(
+  body: unknown,
+  opts: { fileParts: readonly string[]; missingFile: 'MISSING_PDF' | 'MISSING_FILE'; maxBytes: number; schema: z.ZodType<T> },
+): { payload: T; parts: Uint8Array[] } {
+  const upload = body as MultipartBody | undefined;
+  const part = opts.fileParts[0];
+  if (!upload || !Array.isArray(upload.files)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Send multipart/form-data with a ${part} part and a payload part`);
+  if (upload.tooManyFiles) throw new AppError('OUT_OF_SCOPE_V1', `At most ${MAX_FILE_PARTS} documents per envelope in v1`);
+  const parts = upload.files.filter((f) => opts.fileParts.includes(f.field)).map((f) => f.data);
+  if (parts.length === 0 || parts.every((p) => p.length === 0)) throw new AppError(opts.missingFile, `The multipart body has no ${part} part`);
+  if (parts.reduce((n, p) => n + p.length, 0) > opts.maxBytes) throw new AppError('PDF_TOO_LARGE', `The PDF exceeds the ${opts.maxBytes}-byte limit`, { maxBytes: opts.maxBytes });
+  // `curl -F payload=@payload.json` sends the payload as a file part; accept it as well.
+  const raw = upload.fields.payload ?? upload.files.find((f) => f.field === 'payload')?.data.toString('utf8');
+  if (raw === undefined) throw new AppError('MISSING_PAYLOAD', 'The multipart body has no payload part');
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new AppError('INVALID_JSON', 'The payload part is not valid JSON');
+  }
+  const parsed = opts.schema.safeParse(json);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => ({ path: ['payload', ...i.path.map(String)].join('.'), message: i.message }));
+    throw new AppError('VALIDATION_ERROR', `${details[0].path}: ${details[0].message}`, { details });
+  }
+  return { payload: parsed.data, parts };
 }

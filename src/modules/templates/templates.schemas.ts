@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { ROLES } from '../../engine/engine.js';
+import { FIELD_TYPES } from '../../pdf/types.js';
+import { ZFieldInput, ZMeta, ZRecipientInput } from '../envelopes/envelopes.schemas.js';
+
+/**
+ * A recipient slot as the create payload gives it (an envelope's recipient, nested Alt `fields`
+ * included); its slot `id` is its 1-based position in the list.
+ */
+export const ZSlotInput = ZRecipientInput;
+
+/** A field of a template names its slot by `recipientId` (the slot id) or by the slot's `recipientEmail`. */
+export const ZTemplateFieldInput = ZFieldInput.safeExtend({
+  recipientId: z.number().int().describe('The slot id (1-based position in recipients) this field belongs to').optional(),
+}).refine((f) => f.recipientId !== undefined || f.recipientEmail !== undefined, { message: 'recipientId (a slot id) or recipientEmail is required', path: ['recipientId'] });
+export type TTemplateFieldInput = z.infer<typeof ZTemplateFieldInput>;
+
+/** The JSON in the multipart `payload` part of POST /v1/templates. */
+export const ZTemplatePayload = z.object({
+  title: z.string().trim().min(1).max(500),
+  recipients: z.array(ZSlotInput).min(1).max(50),
+  fields: z.array(ZTemplateFieldInput).max(500).optional(),
+  meta: ZMeta.optional(),
+});
+export type TTemplatePayload = z.infer<typeof ZTemplatePayload>;
+
+export const ZUpdateTemplate = z
+  .object({
+    title: z.string().trim().min(1).max(500).optional(),
+    meta: ZMeta.describe('Replaces the stored meta as a whole').optional(),
+  })
+  .refine((b) => b.title !== undefined || b.meta !== undefined, { message: 'nothing to update: give title and/or meta', path: ['title'] });
+export type TUpdateTemplate = z.infer<typeof ZUpdateTemplate>;
+
+const ZMappedRecipient = z.object({
+  id: z.number().int().describe('The template slot this person takes'),
+  email: z.email().max(320),
+  name: z.string().trim().min(1).max(200),
+});
+
+export const ZFromTemplate = z.object({
+  title: z.string().trim().min(1).max(500).optional().describe("Default: the template's title"),
+  sendImmediately: z.boolean().default(true).describe('false: a DRAFT, free until POST /v1/envelopes/{id}/send'),
+  storageExpiryDays: z.number().int().min(1).max(3650).optional(),
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  recipients: z.array(ZMappedRecipient).min(1).max(50).describe('Every slot of the template exactly once'),
+  meta: ZMeta.optional().describe("Overrides the template's meta key by key"),
+});
+export type TFromTemplate = z.infer<typeof ZFromTemplate>;
+
+export const ZFromTemplateAlt = ZFromTemplate.extend({ templateId: z.string().max(100) });
+
+export const ZTemplateIdParam = z.object({ id: z.string() });
+export const ZAltQuery = z.object({ alt: z.enum(['0', '1', 'true', 'false']).optional() });
+
+const ZTemplateSlot = z
+  .object({
+    id: z.number().int().describe('Slot id: a from-template call maps a person to it'),
+    email: z.string(),
+    name: z.string(),
+    role: z.enum(ROLES),
+    signingOrder: z.number().int().nullable(),
+    verificationRequired: z.boolean(),
+  })
+  .meta({ id: 'TemplateRecipient' });
+
+const ZTemplateField = z
+  .object({
+    fieldId: z.number().int(),
+    id: z.string(),
+    type: z.enum(FIELD_TYPES),
+    recipientId: z.number().int().describe('The slot id'),
+    recipientEmail: z.string().describe("The slot's email"),
+    page: z.number().int(),
+    positionX: z.number(),
+    positionXPercent: z.number(),
+    positionY: z.number(),
+    positionYPercent: z.number(),
+    width: z.number(),
+    widthPercent: z.number(),
+    height: z.number(),
+    heightPercent: z.number(),
+    required: z.boolean(),
+    options: z.array(z.string()).nullable(),
+  })
+  .meta({ id: 'TemplateField' });
+
+const ZMetaOut = z.object({ subject: z.string().optional(), message: z.string().optional(), redirectUrl: z.string().optional() });
+
+export const ZTemplateSummary = z.object({
+  templateId: z.uuid(),
+  title: z.string(),
+  type: z.literal('PRIVATE').describe('Templates are private to their owner (customer and mode)'),
+  recipients: z.array(ZTemplateSlot),
+  detectedFromPlaceholders: z.boolean(),
+  meta: ZMetaOut,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const ZTemplate = ZTemplateSummary.extend({ fields: z.array(ZTemplateField) }).meta({ id: 'Template' });
+export type TTemplate = z.infer<typeof ZTemplate>;
+
+export const ZTemplateUpdated = z.object({ templateId: z.uuid(), title: z.string(), meta: ZMetaOut, updatedAt: z.string() });
