@@ -26,6 +26,10 @@ import { opsWebhookRoutes } from './modules/ops/ops-webhooks.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
 import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
+import { templatesRoutes } from './modules/templates/templates.routes.js';
+import { stripeWebhookRoutes } from './modules/stripe/stripe-webhook.routes.js';
+import { verificationsRoutes } from './modules/verifications/verifications.routes.js';
+import { verifyPageRoutes } from './modules/verifications/verify.page-routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -138,7 +142,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(
     envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
+  await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
+  await app.register(verificationsRoutes({ db: c.db, verifications: c.verifications, commitMutation: c.commitMutation }));
+  await app.register(verifyPageRoutes({ db: c.db, verifications: c.verifications }));
+  await app.register(stripeWebhookRoutes({ stripeEvents: c.stripeEvents }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, refunds: c.refunds, commitMutation: c.commitMutation }));

@@ -87,6 +87,9 @@ const ZEnv = z.object({
   X402_ASSET_VERSION: optional(z.string().min(1)).default('2'),
   X402_MIN_PRICE: optional(z.string().regex(/^\d+(\.\d{1,6})?$/, 'must be a USD amount like 0.001')).default('0.001'),
   X402_SETTLE_TIMEOUT_MS: int(100, 120_000).default(15_000),
+  STRIPE_SECRET_KEY: optional(z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret key (sk_live_…, sk_test_… or rk_…)')),
+  STRIPE_WEBHOOK_SECRET: optional(z.string().regex(/^whsec_[A-Za-z0-9_+/=]+$/, 'must be a Stripe webhook signing secret (whsec_…)')),
+  STRIPE_API_URL: optional(url),
 });
 
 export type Config = Readonly<{
@@ -137,6 +140,8 @@ export type Config = Readonly<{
   productId: string;
   /** x402 pay-per-call; undefined (off) unless the facilitator, network, asset and receiver are all set. */
   x402: X402Config | undefined;
+  /** Stripe (Identity now, card top-ups later); undefined (off) without STRIPE_SECRET_KEY. */
+  stripe: StripeConfig | undefined;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
   generatedSecrets: readonly { name: string; file: string }[];
 }>;
@@ -156,7 +161,25 @@ export type X402Config = Readonly<{
   timeoutMs: number;
 }>;
 
+export type StripeConfig = Readonly<{
+  secretKey: string;
+  /** Signing secret of POST /webhooks/stripe; without it the route answers 404. */
+  webhookSecret: string | undefined;
+  /** Base URL of a Stripe-compatible API (stripe-mock, a local stand-in); Stripe itself when unset. */
+  apiUrl: string | undefined;
+}>;
+
 export class ConfigError extends Error {}
+
+function stripeConfig(e: z.infer<typeof ZEnv>): StripeConfig | undefined {
+  if (e.STRIPE_SECRET_KEY === undefined) {
+    // Half a configuration is a mistake, as with x402: a webhook secret alone verifies events nobody can act on.
+    const orphan = e.STRIPE_WEBHOOK_SECRET !== undefined ? 'STRIPE_WEBHOOK_SECRET' : e.STRIPE_API_URL !== undefined ? 'STRIPE_API_URL' : undefined;
+    if (orphan) throw new ConfigError(`Invalid configuration: ${orphan}: requires STRIPE_SECRET_KEY`);
+    return undefined;
+  }
+  return Object.freeze({ secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiUrl: e.STRIPE_API_URL });
+}
 
 /** "0.001" → 1000 micros. */
 const usdToMicros = (usd: string): bigint => {
@@ -210,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${name}: ${issue.message}`);
   }
   const e = parsed.data;
+  // Before any secret is generated: a refused configuration leaves DATA_DIR untouched.
+  const stripe = stripeConfig(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
   const publicUrl = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
@@ -257,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     productId: e.PRODUCT_ID,
     x402: x402Config(e),
+    stripe,
     generatedSecrets: Object.freeze(generated),
   });
 }

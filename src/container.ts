@@ -30,7 +30,7 @@ import { createLocalEngine } from './engine/local/local-engine.js';
 import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
 import { createNotifier } from './engine/local/notifications.js';
 import { createRecipientActions } from './engine/local/recipient-actions.js';
-import { blobSweepJob, blobSweepTask } from './engine/local/blob-sweep.js';
+import { blobSweepJob, blobSweepTask, engineBlobOwner } from './engine/local/blob-sweep.js';
 import { sealJob } from './engine/local/seal-job.js';
 import { createTokenDeriver } from './engine/local/tokens.js';
 import { sendEmailJob } from './engine/local/send-email-job.js';
@@ -43,12 +43,22 @@ import { distributeJob, envelopePeriodicTasks } from './modules/envelopes/envelo
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
 import { createSigningService } from './modules/signing/signing.service.js';
+import { deleteDocumentJob, templateBlobOwner } from './modules/templates/templates.jobs.js';
+import { createTemplatesRepo } from './modules/templates/templates.repo.js';
+import { createTemplatesService } from './modules/templates/templates.service.js';
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
 import { closeSealWorkers, sealInSandbox } from './pdf/seal-sandbox.js';
 import type { PreparedDocument } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { createEmailProvider, createOutboxEmail, type EmailProvider } from './providers/email/index.js';
 import { createLocalStorage, type BlobStorage } from './providers/storage/index.js';
+import { createStripeEventsRepo } from './modules/stripe/stripe-events.repo.js';
+import { createStripeEventsService, type StripeEventHandler } from './modules/stripe/stripe-events.service.js';
+import { sendCodeJob, verificationPeriodicTasks } from './modules/verifications/verifications.jobs.js';
+import { createVerificationsRepo } from './modules/verifications/verifications.repo.js';
+import { createVerificationsService } from './modules/verifications/verifications.service.js';
+import { createIdentityProviders, type StripeVerificationSession } from './providers/identity/index.js';
+import { createStripeClient, stripeEventVerifier } from './providers/payments/stripe-client.js';
 import { deliverJob } from './modules/webhooks/webhooks.jobs.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -65,7 +75,7 @@ export type ContainerOverrides = {
   storage?: BlobStorage;
   /** DNS for webhook URLs (tests inject answers; the default asks the system resolver). */
   webhookResolver?: Resolver;
-  /** The clock of wallet sign-in and wallet JWTs (tests move it to expire nonces and tokens). */
+  /** The clock of wallet sign-in, wallet JWTs and verifications (tests move it to expire nonces, tokens and codes). */
   clock?: () => Date;
 };
 
@@ -120,6 +130,23 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       return url.toString();
     },
   });
+  // Identity verifications: the emailed code is built in; Stripe Identity (documents) and Stripe's webhook when configured.
+  const stripe = config.stripe && createStripeClient({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl });
+  const verifications = createVerificationsService({
+    db,
+    repo: createVerificationsRepo(),
+    providers: createIdentityProviders({ signingLinkSecret: config.signingLinkSecret, publicUrl: config.publicUrl, stripe }),
+    billing,
+    audit,
+    now: clock,
+  });
+  const applySession: StripeEventHandler = (tx, event, op) => verifications.applyStripeSession(tx, event.data.object as StripeVerificationSession, op);
+  const stripeEvents = createStripeEventsService({
+    db,
+    repo: createStripeEventsRepo(),
+    verify: stripe && config.stripe?.webhookSecret ? stripeEventVerifier(stripe, config.stripe.webhookSecret) : undefined,
+    handlers: Object.fromEntries(['verified', 'requires_input', 'processing', 'canceled'].map((s) => [`identity.verification_session.${s}`, applySession])),
+  });
   // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.
   const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit });
   // x402 pay-per-call: on when X402_* is configured; the facilitator is reached on the first paid call.
@@ -144,7 +171,15 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     const links = await local.linksOf(tx, ids.map(Number));
     return new Map(ids.map((id) => [id, links.get(Number(id))!]));
   };
-  const sync = createEnvelopeSync({ repo: envelopesRepo, engine: local.engine, refunds, signingUrlsOf, publish: (tx, e) => webhooks.fanOut(tx, e) });
+  const sync = createEnvelopeSync({
+    repo: envelopesRepo,
+    engine: local.engine,
+    refunds,
+    signingUrlsOf,
+    gatesOf: verifications.gatesOf,
+    endGates: verifications.cancelGates,
+    publish: (tx, e) => webhooks.fanOut(tx, e),
+  });
   // `transfer` hands the upload's memory to the parsing worker instead of copying it (the route does not reuse the parts).
   const prepare = (parts: Uint8Array[], owner: string): Promise<PreparedDocument> =>
     prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb, transfer: true, owner });
@@ -153,14 +188,18 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     engine: local.engine,
     sync,
     billing,
+    verifications,
     audit,
     prepareDocument: prepare,
     signingUrlsOf,
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
   });
+  // Templates: Signet's own PDFs and fields; an envelope made from one is planned and created by the envelope service.
+  const templatesRepo = createTemplatesRepo();
+  const templates = createTemplatesService({ repo: templatesRepo, storage, audit, prepareDocument: prepare, envelopes });
   const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
-  const signing = createSigningService({ db, actions, sync, storage });
+  const signing = createSigningService({ db, actions, sync, storage, verifications });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
@@ -183,7 +222,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const worker = createWorker({
     database,
     jobs: [
-      blobSweepJob({ db, repo: localRepo, storage }),
+      blobSweepJob({ db, storage, owners: [engineBlobOwner(localRepo), templateBlobOwner(templatesRepo)] }),
+      deleteDocumentJob({ storage }),
       distributeJob({ db, envelopes }),
       sendEmailJob({ email, outbox, storage }),
       refundJob({ db, refunds }),
@@ -209,9 +249,10 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         disableAfter: config.webhookDisableAfter,
         send: (req) => postWebhook({ ...req, ...webhookPolicy, timeoutMs: config.webhookTimeoutMs }),
       }),
+      sendCodeJob({ db, codes: verifications, email, outbox }),
       ...(overrides.jobs ?? []),
     ],
-    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : [])],
+    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : [])],
     // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
     onDeadJob: (tx, job, reason, cause) =>
       audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),
@@ -239,8 +280,11 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     email,
     local,
     envelopes,
+    templates,
     refunds,
     webhooks,
+    verifications,
+    stripeEvents,
     signing,
     getSigner,
     commitMutation: createMutationRunner({ db, repo: repos.idempotency }),

@@ -65,6 +65,7 @@ export const ERROR_CODES = {
   NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
   ALREADY_ACTED: [409, 'This recipient has already signed, approved or declined.'],
   ENVELOPE_NOT_ACTIVE: [410, 'The envelope is completed, cancelled, expired or rejected; nothing more can be signed.'],
+  RECIPIENT_VERIFICATION_REQUIRED: [403, 'This recipient must confirm their email address with an emailed code before the document is shown or can be signed or declined.'],
   // Templates
   TEMPLATE_NOT_FOUND: [404, 'No such template owned by the caller.'],
   INVALID_TEMPLATE_ID: [400, 'The template id is not a UUID.'],
@@ -80,8 +81,21 @@ export const ERROR_CODES = {
   // Webhooks
   INVALID_WEBHOOK_URL: [400, 'The webhook URL is malformed or deny-listed.'],
   WEBHOOK_NOT_FOUND: [404, 'No such webhook owned by the caller.'],
+  // Identity verifications
+  VERIFICATION_NOT_FOUND: [404, 'No such verification owned by the caller (a malformed id is 404 too).'],
+  ID_VERIFICATION_NOT_CONFIGURED: [400, 'type id_document needs Stripe Identity, and this server has no STRIPE_SECRET_KEY.'],
+  VERIFICATION_LINK_INVALID: [404, 'The verification link is unknown or no longer valid.'],
+  VERIFICATION_NOT_PENDING: [409, 'The verification is verified or canceled already; nothing more can be done with it.'],
+  VERIFICATION_NOT_CANCELABLE: [409, "A signing recipient's verification belongs to its envelope and cannot be canceled on its own."],
+  VERIFICATION_FAILED: [409, 'The verification failed (5 wrong codes); create a new one.'],
+  VERIFICATION_EXPIRED: [410, 'The verification passed its expiresAt unverified; create a new one.'],
+  INVALID_CODE: [400, 'The code is wrong; attemptsLeft says how many tries remain before the verification fails.'],
+  CODE_EXPIRED: [400, 'No code is live (none was requested, it is older than 10 minutes, or a newer one replaced it); request a new code.'],
+  CODE_RATE_LIMITED: [429, 'A code was sent recently; request the next one after Retry-After seconds.'],
+  STRIPE_SIGNATURE_INVALID: [400, 'The Stripe-Signature header does not match the body (or is too old).'],
   // Upstreams
   DOCUMENSO_UNAVAILABLE: [503, 'The signing engine errored; retry with backoff and the same Idempotency-Key.'],
+  IDENTITY_PROVIDER_UNAVAILABLE: [503, 'The identity provider (Stripe) errored; nothing was charged or stored; retry with the same Idempotency-Key.'],
   RELAYSTATION_UNAVAILABLE: [503, 'The billing facilitator errored; retry with backoff and the same Idempotency-Key.'],
   SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable, shutting down).'],
   INTERNAL_ERROR: [500, 'An unexpected error; logged with the request id.'],

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createTestApp, type TestApp, type TestCustomer } from './harness.js';
 import { describeCommonRouteTests, envelopeCreateBody, type RouteCase } from './fixtures/common-route-tests.js';
-import { envelopeBody, postMultipart, samplePdf, sigField, signer } from './fixtures/envelopes.js';
+import { envelopeBody, multipart, postMultipart, samplePdf, sigField, signer } from './fixtures/envelopes.js';
 
 let t: TestApp;
 before(async () => {
@@ -30,8 +30,33 @@ async function webhookOf(app: TestApp, customer: TestCustomer): Promise<string> 
   return res.json().id;
 }
 
+/** A template create body: one SIGNER slot with its SIGNATURE field, the shared sample PDF as `file`. */
+const templateCreateBody = async () => ({
+  multipart: multipart([
+    { name: 'file', value: await samplePdf(), filename: 'template.pdf' },
+    { name: 'payload', value: JSON.stringify({ title: 'Common', recipients: [signer(1)], fields: [sigField(signer(1).email)] }) },
+  ]),
+});
+
+async function templateOf(app: TestApp, customer: TestCustomer): Promise<string> {
+  const { multipart: mp } = await templateCreateBody();
+  const res = await app.app.inject({ method: 'POST', url: '/v1/templates', headers: { ...bearer(customer.apiKey), 'content-type': mp.contentType }, payload: mp.body });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().templateId;
+}
+
+const mappedSlot = () => ({ recipients: [{ id: 1, email: 'mapped@example.com', name: 'Mapped' }] });
+
+async function verificationOf(app: TestApp, customer: TestCustomer): Promise<string> {
+  const res = await app.app.inject({ method: 'POST', url: '/v1/verifications', headers: { ...bearer(customer.apiKey), 'idempotency-key': `common-v-${Math.random()}` }, payload: { type: 'email', email: 'owned@example.com' } });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().verificationId;
+}
+
 const envelope = { resource: draftOf, notFound: 'ENVELOPE_NOT_FOUND' } as const;
 const webhook = { resource: webhookOf, notFound: 'WEBHOOK_NOT_FOUND' } as const;
+const verification = { resource: verificationOf, notFound: 'VERIFICATION_NOT_FOUND' } as const;
+const template = { resource: templateOf, notFound: 'TEMPLATE_NOT_FOUND' } as const;
 
 const CASES: RouteCase[] = [
   // Account
@@ -54,6 +79,14 @@ const CASES: RouteCase[] = [
   { method: 'GET', url: '/v1/envelopes/:id/download', ...envelope },
   { method: 'POST', url: '/v1/envelopes/:id/fields', ...envelope, body: () => ({ fields: [sigField(signer(1).email)] }) },
   { method: 'DELETE', url: '/v1/envelopes/:id/fields/:fid', ...envelope, params: { fid: '1' } },
+  // Templates
+  { method: 'POST', url: '/v1/templates', body: templateCreateBody },
+  { method: 'GET', url: '/v1/templates' },
+  { method: 'GET', url: '/v1/templates/:id', ...template },
+  { method: 'PUT', url: '/v1/templates/:id', ...template, body: () => ({ title: 'renamed' }) },
+  { method: 'DELETE', url: '/v1/templates/:id', ...template },
+  { method: 'POST', url: '/v1/templates/:id/from-template', ...template, body: mappedSlot, billable: true },
+  { method: 'POST', url: '/v1/envelopes/from-template', body: async (customer) => ({ templateId: await templateOf(t, customer), ...mappedSlot() }), billable: true },
   // Webhooks
   { method: 'POST', url: '/v1/webhooks', body: () => ({ url: 'http://127.0.0.1:9/hook', events: ['envelope.completed'] }) },
   { method: 'GET', url: '/v1/webhooks' },
@@ -61,6 +94,12 @@ const CASES: RouteCase[] = [
   { method: 'PUT', url: '/v1/webhooks/:id', ...webhook, body: () => ({ description: 'renamed' }) },
   { method: 'DELETE', url: '/v1/webhooks/:id', ...webhook },
   { method: 'GET', url: '/v1/webhooks/:id/deliveries', ...webhook },
+  // Verifications
+  { method: 'POST', url: '/v1/verifications', body: () => ({ type: 'email', email: 'common@example.com' }), billable: true },
+  { method: 'GET', url: '/v1/verifications' },
+  { method: 'GET', url: '/v1/verifications/:id', ...verification },
+  { method: 'GET', url: '/v1/verifications/:id/status', ...verification },
+  { method: 'POST', url: '/v1/verifications/:id/cancel', ...verification },
 ];
 
 describeCommonRouteTests(() => t, CASES);

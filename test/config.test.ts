@@ -34,6 +34,9 @@ describe('a bad value', () => {
     ['LOG_LEVEL', 'loud'],
     ['WORKER_ENABLED', 'yes'],
     ['JWT_SECRET', 'short'],
+    ['STRIPE_SECRET_KEY', 'pk_live_publishable'],
+    ['STRIPE_WEBHOOK_SECRET', 'not-a-whsec'],
+    ['STRIPE_API_URL', 'ftp://stripe.example'],
   ];
   for (const [name, value] of cases) {
     test(`${name}=${value} throws ConfigError in one line naming ${name}`, () => {
@@ -229,5 +232,23 @@ describe('signet serve', () => {
     assert.match(lines[0], /^Invalid configuration: PORT: /);
     assert.equal(err.stdout, '');
     assert.equal(existsSync(dataDir), false);
+  });
+});
+
+describe('Stripe', () => {
+  test('is off without STRIPE_SECRET_KEY, and a webhook secret or API URL alone is a mistake', () => {
+    assert.equal(loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT }).stripe, undefined);
+    for (const name of ['STRIPE_WEBHOOK_SECRET', 'STRIPE_API_URL']) {
+      const value = name === 'STRIPE_API_URL' ? 'http://127.0.0.1:12111' : 'whsec_abc123';
+      const dataDir = freshDir();
+      assert.throws(() => loadConfig({ DATA_DIR: dataDir, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message === `Invalid configuration: ${name}: requires STRIPE_SECRET_KEY`);
+      assert.equal(existsSync(dataDir), false, 'refused before any secret is generated');
+    }
+  });
+
+  test('with a key: the webhook secret and API URL as given', () => {
+    const c = loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, STRIPE_SECRET_KEY: 'sk_test_abc123', STRIPE_WEBHOOK_SECRET: 'whsec_abc123', STRIPE_API_URL: 'http://127.0.0.1:12111/' });
+    assert.deepEqual(c.stripe, { secretKey: 'sk_test_abc123', webhookSecret: 'whsec_abc123', apiUrl: 'http://127.0.0.1:12111' });
+    assert.deepEqual(loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, STRIPE_SECRET_KEY: 'rk_live_abc' }).stripe, { secretKey: 'rk_live_abc', webhookSecret: undefined, apiUrl: undefined });
   });
 });

@@ -10,7 +10,15 @@ export type Role = (typeof ROLES)[number];
 
 export type EngineMeta = { subject?: string; message?: string; redirectUrl?: string };
 
-export type EngineRecipientInput = { position: number; email: string; name: string; role: Role; signingOrder: number | null };
+export type EngineRecipientInput = {
+  position: number;
+  email: string;
+  name: string;
+  role: Role;
+  signingOrder: number | null;
+  /** The recipient must confirm an emailed code before the document is shown or can be acted on. */
+  verificationRequired?: boolean;
+};
 
 export type EngineFieldInput = Placement & {
   recipientEmail: string;

@@ -151,7 +151,7 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
 
   w.heading(`Recipients (${data.recipients.length})`);
   data.recipients.forEach((r, i) => {
-    w.ensure(90);
+    w.ensure(r.emailVerification ? 115 : 90);
     w.gap(i ? 6 : 0);
     w.text(`${i + 1}. ${r.name}`, { font: 'Helvetica-Bold', size: 10.5 });
     w.field('Email', r.email, { indent: 12 });
@@ -159,6 +159,11 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
     w.field('Status', r.status, { indent: 12 });
     w.field('Viewed at', orDash(r.viewedAt), { indent: 12 });
     w.field('Signed at', orDash(r.signedAt), { indent: 12 });
+    // A gated recipient proved control of the address above before the document was shown to them.
+    if (r.emailVerification) {
+      w.field('Identity', r.emailVerification.verifiedAt ? 'Email verified by code' : 'Email verification required; not completed', { indent: 12 });
+      w.field('Verified at', orDash(r.emailVerification.verifiedAt), { indent: 12 });
+    }
     w.field('IP address', orDash(r.ip), { indent: 12 });
     w.field('User agent', orDash(r.userAgent), { indent: 12, size: 8.5 });
   });

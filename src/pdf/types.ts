@@ -55,6 +55,8 @@ export type CertificateData = {
     userAgent: string | null;
     viewedAt: string | null;
     signedAt: string | null;
+    /** Set for a recipient who had to confirm an emailed code before seeing the document. */
+    emailVerification?: { verifiedAt: string | null };
   }[];
   events: { at: string; event: string; recipientEmail: string | null; ip: string | null }[];
   /** A test-mode send (free, outbox mail only): the certificate and the signature's reason say TEST. */

@@ -59,4 +59,5 @@ ALTER TABLE "verifications" ADD CONSTRAINT "verifications_customer_id_customers_
 CREATE INDEX "templates_customer_created_idx" ON "templates" USING btree ("customer_id","mode","created_at");--> statement-breakpoint
 CREATE INDEX "verifications_customer_created_idx" ON "verifications" USING btree ("customer_id","mode","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "verifications_provider_ref_idx" ON "verifications" USING btree ("provider","provider_ref");--> statement-breakpoint
-CREATE INDEX "verifications_envelope_idx" ON "verifications" USING btree ("envelope_id");
+CREATE INDEX "verifications_envelope_idx" ON "verifications" USING btree ("envelope_id");--> statement-breakpoint
+CREATE INDEX "verifications_engine_recipient_idx" ON "verifications" USING btree ("engine_recipient_id");

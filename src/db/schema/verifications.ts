@@ -53,6 +53,7 @@ export const verifications = pgTable(
     index('verifications_customer_created_idx').on(t.customerId, t.mode, t.createdAt),
     uniqueIndex('verifications_provider_ref_idx').on(t.provider, t.providerRef),
     index('verifications_envelope_idx').on(t.envelopeId),
+    index('verifications_engine_recipient_idx').on(t.engineRecipientId),
   ],
 );
 

@@ -94,7 +94,17 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       for (const r of input.recipients) {
         const linkSalt = tokens.newSalt();
         const tokenHash = tokens.hash(tokens.token(linkSalt));
-        const row = await repo.insertRecipient(tx, { documentId: id, position: r.position, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder, linkSalt, tokenHash });
+        const row = await repo.insertRecipient(tx, {
+          documentId: id,
+          position: r.position,
+          email: r.email,
+          name: r.name,
+          role: r.role,
+          signingOrder: r.signingOrder,
+          linkSalt,
+          tokenHash,
+          verificationRequired: r.verificationRequired ?? false,
+        });
         recipients.push(row);
       }
       const fields = await repo.insertFields(tx, fieldRows(id, recipients, input.fields));

@@ -68,7 +68,17 @@ export function blockedReason(doc: DocumentRow, me: RecipientRow, recipients: Re
   if (!ACTING_ROLES.has(me.role)) return 'view_only';
   if (me.status === 'SIGNED') return 'signed';
   if (me.status === 'REJECTED') return 'rejected';
+  if (awaitsVerification(doc, me)) return 'verification_required';
   return currentTurn(recipients).some((r) => r.id === me.id) ? null : 'waiting';
+}
+
+/**
+ * A gated recipient who has not confirmed their emailed code yet, on an envelope still active: they
+ * are shown no document and no field, and can neither sign nor decline. After an end there is nothing
+ * left to unlock (a completed envelope's sealed copy is mailed to every recipient anyway).
+ */
+export function awaitsVerification(doc: DocumentRow, me: RecipientRow): boolean {
+  return me.verificationRequired && me.verifiedAt === null && endedReason(doc) === null;
 }
 
 /** What the recipient's own page needs, and the recipient-side actions, for the /sign routes. */
@@ -136,6 +146,12 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       const imageKey = documentKey(doc.id, `signatures/${me.id}-${randomUUID()}.${img.ext}`);
       await storage.put(imageKey, img.bytes);
       return imageKey;
+    },
+
+    /** The gated recipient confirmed their emailed code: recorded on the recipient and in the audit trail. */
+    async markVerified(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow }, verifiedAt: Date, client: ClientInfo): Promise<void> {
+      await repo.updateRecipient(tx, ctx.me.id, { verifiedAt });
+      await repo.insertEvent(tx, { documentId: ctx.doc.id, recipientId: ctx.me.id, event: 'RECIPIENT_VERIFIED', ip: client.ip, userAgent: client.userAgent, at: verifiedAt });
     },
 
     /** A SIGNER signs (or an APPROVER approves): values checked, stored, and the next turn invited. */
@@ -212,6 +228,9 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
 
 export type RecipientActions = ReturnType<typeof createRecipientActions>;
 
+export const verificationRequired = () =>
+  new AppError('RECIPIENT_VERIFICATION_REQUIRED', 'Confirm your email address first: request a code (POST verification/code) and enter it (POST verification/confirm)');
+
 /** Declining is allowed out of turn (a later signer may refuse early); signing is not. */
 function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[], outOfTurnOk = false): void {
   const reason = blockedReason(doc, me, recipients);
@@ -221,6 +240,7 @@ function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientR
   }
   if (reason === 'waiting') throw new AppError('NOT_YOUR_TURN', 'Another recipient must act first');
   if (reason === 'view_only') throw new AppError('FORBIDDEN', 'Your role on this envelope is view-only');
+  if (reason === 'verification_required') throw verificationRequired();
   throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${reason}`);
 }
 

@@ -67,6 +67,7 @@ export function sealJob(deps: {
           userAgent: r.userAgent,
           viewedAt: r.viewedAt?.toISOString() ?? null,
           signedAt: r.signedAt?.toISOString() ?? null,
+          ...(r.verificationRequired ? { emailVerification: { verifiedAt: r.verifiedAt?.toISOString() ?? null } } : {}),
         })),
         events: events.map((e) => ({ at: e.at.toISOString(), event: e.event, recipientEmail: e.recipientId ? (byId.get(e.recipientId)?.email ?? null) : null, ip: e.ip })),
         test: doc.testSend,

@@ -40,16 +40,18 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
      * The cheap refusal before any parsing or storing (DESIGN §4.12): answers the 402 that `charge`
      * would, from one unlocked read. Passing it promises nothing: the charge in the transaction decides.
      */
-    async assertAffordable(input: Pick<ChargeInput, 'actor' | 'operation' | 'testModeHeader'>): Promise<void> {
+    async assertAffordable(input: Pick<ChargeInput, 'actor' | 'operation' | 'testModeHeader'> & { also?: BillableOperation[] }): Promise<void> {
       // An x402 payer pays on-chain; the facilitator's verify is its affordability check.
       if (input.actor.payment) return;
       const standing = await repo.standing(deps.db, input.actor.customerId);
       if (!standing) return; // the charge reports it
+      // `also`: the other charges the same call makes (a gated recipient's verification), refused together.
+      const operations = [input.operation, ...(input.also ?? [])];
       if (sandboxed(input)) {
-        if (standing.sandboxLeft <= 0) throw sandboxUsedUp();
+        if (standing.sandboxLeft < operations.length) throw sandboxUsedUp();
         return;
       }
-      const price = PRICES[input.operation].micros;
+      const price = operations.reduce((sum, op) => sum + PRICES[op].micros, 0n);
       if (standing.balance < price) throw insufficient(standing.balance, price);
     },
 

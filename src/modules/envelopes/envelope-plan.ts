@@ -4,6 +4,8 @@ import type { PreparedDocument } from '../../pdf/types.js';
 import type { TCreatePayload, TFieldInput } from './envelopes.schemas.js';
 
 export const MAX_SIGNERS = 10;
+/** Roles that may carry verificationRequired: those who sign or approve. */
+export const VERIFIABLE_ROLES: ReadonlySet<string> = new Set(['SIGNER', 'APPROVER']);
 
 export const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { details: [{ path, message }] });
 
@@ -28,6 +30,8 @@ export function checkRecipients(payload: TCreatePayload): Map<string, number> {
   payload.recipients.forEach((r, i) => {
     const key = r.email.toLowerCase();
     if (emails.has(key)) throw invalid(`payload.recipients.${i}.email`, `duplicate recipient ${r.email}`);
+    // Only someone who acts is asked for a code: a VIEWER or CC is never shown a signing step to gate.
+    if (r.verificationRequired && !VERIFIABLE_ROLES.has(r.role)) throw invalid(`payload.recipients.${i}.verificationRequired`, `only a SIGNER or APPROVER can be required to verify; this recipient is a ${r.role}`);
     emails.set(key, i);
   });
   const signers = payload.recipients.filter((r) => r.role === 'SIGNER').length;
@@ -48,8 +52,8 @@ export function requireSignatureFields(recipients: { email: string; role: string
   });
 }
 
-/** Checks the payload against itself and the document, and settles which fields go where. */
-export function planFields(payload: TCreatePayload, emails: Map<string, number>, doc: PreparedDocument): { fields: EngineFieldInput[]; fromMarkers: boolean } {
+/** Checks the payload against itself and the document, and settles which fields go where; `filePart` names the upload in details. */
+export function planFields(payload: TCreatePayload, emails: Map<string, number>, doc: PreparedDocument, filePart = 'pdf'): { fields: EngineFieldInput[]; fromMarkers: boolean } {
 
   const explicit: { f: TFieldInput; email: string; path: string }[] = [];
   (payload.fields ?? []).forEach((f, i) => explicit.push({ f, email: f.recipientEmail!, path: `payload.fields.${i}` }));
@@ -71,13 +75,13 @@ export function planFields(payload: TCreatePayload, emails: Map<string, number>,
   // No fields given: place them from `{{type, rN}}` markers in the PDF text.
   if (doc.badMarkers.length) {
     const b = doc.badMarkers[0];
-    throw invalid('pdf', `marker "${b.text}" on page ${b.page}: ${b.reason}`);
+    throw invalid(filePart, `marker "${b.text}" on page ${b.page}: ${b.reason}`);
   }
   return {
     fromMarkers: doc.markers.length > 0,
     fields: doc.markers.map((m) => {
       const r = payload.recipients[m.recipientIndex - 1];
-      if (!r) throw invalid('pdf', `marker "${m.text}" on page ${m.page} names r${m.recipientIndex}, but there are ${payload.recipients.length} recipient(s)`);
+      if (!r) throw invalid(filePart, `marker "${m.text}" on page ${m.page} names r${m.recipientIndex}, but there are ${payload.recipients.length} recipient(s)`);
       return { recipientEmail: r.email, type: m.type, page: m.page, x: m.x, y: m.y, width: m.width, height: m.height, required: m.type !== 'CHECKBOX', options: null, hide: m };
     }),
   };

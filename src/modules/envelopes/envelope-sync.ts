@@ -17,12 +17,21 @@ export type PublishedEvent = {
   recipient: Record<string, unknown> | null;
 };
 
+export type RecipientGate = { verificationId: string; chargedMicros: bigint; verified: boolean };
+
 export type EnvelopeSyncDeps = {
   repo: EnvelopesRepo;
   engine: Pick<SigningEngine, 'status'>;
   refunds: Pick<RefundsService, 'request'>;
   /** The recipients' signing links by engine recipient id (derived from per-recipient salts the engine keeps). */
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
+  /**
+   * The verification of each gated recipient (by engine recipient id) that has one: its id for the
+   * DTO, and whether it was used, for the refund of an envelope that ends without completing.
+   */
+  gatesOf?: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, RecipientGate>>;
+  /** Cancels the gated recipients' pending verifications once their envelope has ended. */
+  endGates?: (tx: Tx, engineRecipientIds: string[]) => Promise<void>;
   /** Called in the transaction that records events (webhook fan-out). */
   publish?: (tx: Tx, e: PublishedEvent) => Promise<void>;
 };
@@ -35,7 +44,12 @@ export type EnvelopeSyncDeps = {
 export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
   const { repo, engine } = deps;
 
-  function recipientDto(r: StoredRecipientRow, links: Map<string, string>) {
+  async function gatesOf(tx: DbOrTx, recipients: StoredRecipientRow[]): Promise<Map<string, RecipientGate>> {
+    const gated = recipients.filter((r) => r.verificationRequired).map((r) => r.engineRecipientId);
+    return gated.length && deps.gatesOf ? deps.gatesOf(tx, gated) : new Map();
+  }
+
+  function recipientDto(r: StoredRecipientRow, links: Map<string, string>, gates: Map<string, RecipientGate>) {
     return {
       email: r.email,
       name: r.name,
@@ -50,6 +64,8 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       viewedAt: iso(r.viewedAt),
       rejectedAt: iso(r.rejectedAt),
       rejectionReason: r.rejectionReason,
+      verificationRequired: r.verificationRequired,
+      verificationId: gates.get(r.engineRecipientId)?.verificationId ?? null,
     };
   }
 
@@ -73,6 +89,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     const ids = rows.map((r) => r.id);
     const [recipients, fields] = await Promise.all([repo.recipients(tx, ids), repo.fields(tx, ids)]);
     const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
+    const gates = await gatesOf(tx, recipients);
     return Promise.all(
       rows.map(async (e) => ({
         envelopeId: e.id,
@@ -80,7 +97,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         engineNumericId: e.engineNumericId,
         status: e.status as EnvelopeStatus,
         title: e.title,
-        recipients: recipients.filter((r) => r.envelopeId === e.id).map((r) => recipientDto(r, links)),
+        recipients: recipients.filter((r) => r.envelopeId === e.id).map((r) => recipientDto(r, links, gates)),
         fields: fields.filter((f) => f.envelopeId === e.id).map(fieldDto),
         detectedFromPlaceholders: e.detectedFromPlaceholders,
         expiresAt: e.expiresAt.toISOString(),
@@ -151,7 +168,15 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       const completedAt = status.status === 'COMPLETED' ? (status.completedAt ?? new Date()) : envelope.completedAt;
       await repo.update(tx, envelope.id, { status: status.status, completedAt });
       row = { ...envelope, status: status.status, completedAt };
-      if (['REJECTED', 'EXPIRED', 'CANCELLED'].includes(status.status)) await deps.refunds.request(tx, row);
+      if (['REJECTED', 'EXPIRED', 'CANCELLED'].includes(status.status)) {
+        // A gated recipient's verification is refunded with the envelope unless it was used: a code
+        // confirmed is a service rendered; one never confirmed unlocked nothing.
+        const gates = await gatesOf(tx, stored);
+        let unused = 0n;
+        for (const gate of gates.values()) if (!gate.verified) unused += gate.chargedMicros;
+        if (gates.size && deps.endGates) await deps.endGates(tx, [...gates.keys()]);
+        await deps.refunds.request(tx, { ...row, chargedMicros: row.chargedMicros + unused });
+      }
     }
     const inserted = [];
     for (const e of events) inserted.push(await repo.insertEvent(tx, { envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null }));

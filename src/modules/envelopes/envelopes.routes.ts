@@ -3,9 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import { requestContext } from '../../http/auth.js';
-import { AppError, type ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../errors.js';
 import type { CommitMutation } from '../../http/idempotency.js';
-import type { MultipartBody } from '../../http/multipart.js';
+import { readUpload } from '../../http/multipart.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
 import {
@@ -36,37 +36,18 @@ export type RouteDeps = {
 
 // SERVICE_UNAVAILABLE: the queue for the PDF workers is full for this customer or in all (Retry-After).
 const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_JSON', 'INVALID_PDF', 'OUT_OF_SCOPE_V1', 'PDF_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RECIPIENT_NOT_FOUND', 'SERVICE_UNAVAILABLE'];
-const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED'];
+// X402_NOT_APPLICABLE: an x402 payment cannot also pay a gated recipient's verification.
+const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED', 'X402_NOT_APPLICABLE'];
 const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
 
 const ZMultipartDoc = z.object({
   pdf: z.string().describe('The PDF (binary). Up to 10 `pdf` parts are joined, in order, into one document.'),
-  payload: z.string().describe('JSON: {title?, recipients[], fields?, storageExpiryDays?, expiresAt?, meta?, draft?}. An empty or absent fields array places fields from {{type, rN}} markers in the PDF text.'),
+  payload: z.string().describe('JSON: {title?, recipients[], fields?, storageExpiryDays?, expiresAt?, meta?, draft?}. An empty or absent fields array places fields from {{type, rN}} markers in the PDF text. A SIGNER or APPROVER with verificationRequired: true must confirm an emailed code before signing; each is charged one verification (USD 0.50) when the envelope is sent.'),
 });
 
 /** Reads and checks the multipart upload: the PDF parts and the JSON payload. */
-async function readUpload(request: FastifyRequest, deps: RouteDeps): Promise<{ payload: TCreatePayload; parts: Uint8Array[] }> {
-  const body = request.body as MultipartBody | undefined;
-  if (!body || !Array.isArray(body.files)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data with a pdf part and a payload part');
-  if (body.tooManyFiles) throw new AppError('OUT_OF_SCOPE_V1', 'At most 10 documents per envelope in v1');
-  const parts = body.files.filter((f) => f.field === 'pdf').map((f) => f.data);
-  if (parts.length === 0 || parts.every((p) => p.length === 0)) throw new AppError('MISSING_PDF', 'The multipart body has no pdf part');
-  if (parts.reduce((n, p) => n + p.length, 0) > deps.maxPdfBytes) throw new AppError('PDF_TOO_LARGE', `The PDF exceeds the ${deps.maxPdfBytes}-byte limit`, { maxBytes: deps.maxPdfBytes });
-  // `curl -F payload=@payload.json` sends the payload as a file part; accept it as well.
-  const raw = body.fields.payload ?? body.files.find((f) => f.field === 'payload')?.data.toString('utf8');
-  if (raw === undefined) throw new AppError('MISSING_PAYLOAD', 'The multipart body has no payload part');
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new AppError('INVALID_JSON', 'The payload part is not valid JSON');
-  }
-  const parsed = ZCreatePayload.safeParse(json);
-  if (!parsed.success) {
-    const details = parsed.error.issues.map((i) => ({ path: ['payload', ...i.path.map(String)].join('.'), message: i.message }));
-    throw new AppError('VALIDATION_ERROR', `${details[0].path}: ${details[0].message}`, { details });
-  }
-  return { payload: parsed.data, parts };
+function readEnvelopeUpload(request: FastifyRequest, deps: RouteDeps): { payload: TCreatePayload; parts: Uint8Array[] } {
+  return readUpload(request.body, { fileParts: ['pdf'], missingFile: 'MISSING_PDF', maxBytes: deps.maxPdfBytes, schema: ZCreatePayload });
 }
 
 export function envelopesRoutes(deps: RouteDeps) {
@@ -77,7 +58,7 @@ export function envelopesRoutes(deps: RouteDeps) {
 
     async function createHandler(request: FastifyRequest, reply: Parameters<CommitMutation>[1], forceDraft: boolean) {
       const ctx = requestContext(request);
-      const { payload, parts } = await readUpload(request, deps);
+      const { payload, parts } = readEnvelopeUpload(request, deps);
       const plan = await envelopes.plan(ctx, { payload, parts, draft: forceDraft || payload.draft === true });
       return commitMutation(request, reply, async (tx) => {
         const { dto } = await envelopes.create(tx, ctx, plan);

@@ -51,6 +51,8 @@ export const ZRecipientInput = z.object({
   role: z.enum(ROLES),
   signingOrder: z.number().int().min(1).max(1000).optional(),
   fields: z.array(ZFieldInput).max(200).optional(),
+  /** SIGNER and APPROVER only: an emailed code must be confirmed before signing (USD 0.50 when sent). */
+  verificationRequired: z.boolean().optional(),
 });
 
 export const ZMeta = z.object({
@@ -117,6 +119,11 @@ export const ZRecipientStatus = z
     viewedAt: z.string().nullable(),
     rejectedAt: z.string().nullable(),
     rejectionReason: z.string().nullable(),
+    verificationRequired: z.boolean().describe('The recipient must confirm their email address with an emailed code before the document is shown to them'),
+    verificationId: z
+      .string()
+      .nullable()
+      .describe('The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated'),
   })
   .meta({ id: 'RecipientStatus' });
 

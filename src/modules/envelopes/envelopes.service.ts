@@ -6,6 +6,7 @@ import { enqueue } from '../../jobs/queue.js';
 import type { PreparedDocument } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
+import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
@@ -16,6 +17,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
+// An x402 payment buys exactly the route's price: it cannot also pay for a gated recipient's verification.
+const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient with verificationRequired is charged a verification (USD 0.50) with the envelope, which an x402 payment cannot cover; pay from a prepaid balance (API key or wallet JWT)');
 
 /** A create, checked and planned before its transaction opens: the PDF parse and the rules cost no lock. */
 export type CreatePlan = {
@@ -25,13 +28,24 @@ export type CreatePlan = {
   fromMarkers: boolean;
   draft: boolean;
   expiresAt: Date;
+  /** What a send at create is charged as: a create, or an envelope made from a template. */
+  operation: 'envelope_create' | 'envelope_from_template';
 };
+
+/**
+ * Where a plan's document and fields come from: an upload, parsed in the sandbox and placed from the
+ * payload; or a source that has them ready (a template's stored PDF and fields), read only once the
+ * rules and the balance passed.
+ */
+export type PlanSource = { parts: Uint8Array[] } | { prepared: () => Promise<{ document: PreparedDocument; fields: EngineFieldInput[]; fromMarkers: boolean }> };
 
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
   sync: Pick<EnvelopeSync, 'syncFromEngine' | 'toDto' | 'fieldDto'>;
   billing: Pick<BillingService, 'charge' | 'assertAffordable'>;
+  /** Creates and charges (USD 0.50) a gated recipient's verification in the caller's transaction. */
+  verifications: Pick<VerificationsService, 'createForRecipient'>;
   audit: AuditService;
   /** Parses the upload in the sandbox; `owner` is whose turn it is in the parse queue (fair per customer). */
   prepareDocument: (parts: Uint8Array[], owner: string) => Promise<PreparedDocument>;
@@ -48,6 +62,18 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     const row = UUID.test(id) ? await repo.find(tx, id, owner, lock) : undefined;
     if (!row) throw new AppError('ENVELOPE_NOT_FOUND', 'No such envelope');
     return row;
+  }
+
+  /**
+   * A gated recipient's verification is created and charged (USD 0.50 each, by the verifications
+   * module) when the envelope is sent, after the envelope's own charge and in the same transaction:
+   * one Idempotency-Key covers them all, and a replay charges nothing more.
+   */
+  async function gateRecipients(tx: Tx, ctx: RequestContext, envelope: EnvelopeRow): Promise<void> {
+    for (const r of await repo.recipients(tx, [envelope.id])) {
+      if (!r.verificationRequired) continue;
+      await deps.verifications.createForRecipient(tx, ctx, { envelopeId: envelope.id, engineRecipientId: r.engineRecipientId, email: r.email, name: r.name, expiresAt: envelope.expiresAt });
+    }
   }
 
   /** Rows whose sweep failed and was alerted, so a row failing on every tick alerts once per process. */
@@ -80,8 +106,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
      * Checks a create and settles its fields, cheapest refusal first: the recipient rules and the
      * signing window need no document; then the PDF is parsed (in the sandbox) and the fields placed.
      */
-    async plan(ctx: RequestContext, input: { payload: TCreatePayload; parts: Uint8Array[]; draft: boolean }): Promise<CreatePlan> {
-      const { payload, draft } = input;
+    async plan(ctx: RequestContext, input: { payload: TCreatePayload; draft: boolean; operation?: CreatePlan['operation'] } & PlanSource): Promise<CreatePlan> {
+      const { payload, draft, operation = 'envelope_create' } = input;
       const emails = checkRecipients(payload);
       const now = Date.now();
       const expiresAt = payload.expiresAt ? new Date(payload.expiresAt) : new Date(now + deps.envelopeExpiryDays * DAY);
@@ -95,11 +121,16 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           : invalid('payload.expiresAt', `must fall within the document retention of ${deps.storageExpiryDays} days; set a longer storageExpiryDays`);
       }
       // A customer who cannot pay is refused before the parse and before any file is stored (a draft is not charged).
-      if (!draft) await deps.billing.assertAffordable({ actor: ctx.actor, operation: 'envelope_create', testModeHeader: ctx.testModeHeader });
-      const document = await deps.prepareDocument(input.parts, ctx.actor.customerId);
-      const planned = planFields(payload, emails, document);
+      // Each gated recipient is one verification more, charged with the envelope.
+      const gated = payload.recipients.filter((r) => r.verificationRequired).length;
+      if (!draft && gated && ctx.actor.payment) throw gatedUnderX402();
+      if (!draft) await deps.billing.assertAffordable({ actor: ctx.actor, operation, testModeHeader: ctx.testModeHeader, also: Array(gated).fill('verification_create') });
+      const planned =
+        'prepared' in input
+          ? await input.prepared()
+          : await deps.prepareDocument(input.parts, ctx.actor.customerId).then((document) => ({ document, ...planFields(payload, emails, document) }));
       if (!draft) requireSignatureFields(payload.recipients, planned.fields, (i) => `payload.recipients.${i}`);
-      return { payload, document, draft, expiresAt, ...planned };
+      return { payload, draft, expiresAt, operation, ...planned };
     },
 
     async create(tx: Tx, ctx: RequestContext, plan: CreatePlan): Promise<{ dto: TEnvelope }> {
@@ -112,7 +143,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const created = await engine.createDocument(tx, {
         document,
         title: payload.title ?? null,
-        recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null })),
+        recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields,
         meta: payload.meta ?? {},
         testSend,
@@ -145,6 +176,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           role: r.role,
           signingOrder: r.signingOrder ?? null,
           engineRecipientId: created.recipients[i].engineRecipientId,
+          verificationRequired: r.verificationRequired ?? false,
         })),
       );
       await repo.insertFields(
@@ -152,14 +184,16 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         created.fields.map((cf, i) => ({ envelopeId: envelope.id, engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
       );
       await deps.audit.customer(tx, ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: envelope.id });
-      const [dto] = await toDto(tx, [{ ...envelope }], false);
       if (!draft) {
         await enqueue(tx, { type: DISTRIBUTE_JOB, payload: { envelopeId: envelope.id }, dedupeKey: `distribute:${envelope.id}` });
         // Last, so the customer's balance row is locked for as little of the transaction as possible:
         // concurrent creates of one customer queue on that lock.
-        const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_create', testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
+        const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: plan.operation, testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
         if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.amountMicros });
+        await gateRecipients(tx, ctx, envelope);
       }
+      // After the gating, so each gated recipient shows its verificationId.
+      const [dto] = await toDto(tx, [{ ...envelope }], false);
       return { dto };
     },
 
@@ -195,6 +229,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       requireSignatureFields(await repo.recipients(tx, [envelope.id]), await repo.fields(tx, [envelope.id]), () => 'fields');
       // X-Service-Test-Mode is not honoured here (SPEC: create-and-send only); a test key still sends free.
       const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_send', testModeHeader: false, envelopeId: envelope.id, envelopeTitle: envelope.title });
+      await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope);
       // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
       const testSend = charge.sandbox;
       await repo.update(tx, envelope.id, { chargedMicros: charge.sandbox ? 0n : charge.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });

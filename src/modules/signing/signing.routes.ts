@@ -11,6 +11,7 @@ const ZComplete = z.object({
     .optional(),
 });
 const ZReject = z.object({ reason: z.string().trim().min(1).max(1000) });
+const ZConfirmCode = z.object({ code: z.string().trim().min(1).max(32) });
 
 const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
 
@@ -37,6 +38,17 @@ export function signingRoutes(deps: { signing: SigningService }) {
     r.post('/sign/:token/complete', { bodyLimit, schema: { hide: true, params: ZToken, body: ZComplete } }, async (request) =>
       deps.signing.complete(request.params.token, request.body, client(request)),
     );
+
+    // A gated recipient's emailed code: sent, then confirmed, before the document is shown.
+    r.post('/sign/:token/verification/code', { schema: { hide: true, params: ZToken } }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return deps.signing.requestCode(request.params.token);
+    });
+
+    r.post('/sign/:token/verification/confirm', { schema: { hide: true, params: ZToken, body: ZConfirmCode } }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return deps.signing.confirmCode(request.params.token, request.body.code, client(request));
+    });
 
     r.post('/sign/:token/reject', { schema: { hide: true, params: ZToken, body: ZReject } }, async (request) =>
       deps.signing.reject(request.params.token, request.body.reason, client(request)),

@@ -1,9 +1,19 @@
 import type { Db, Tx } from '../../db/client.js';
-import { blockedReason, endedReason, type ClientInfo, type CompleteInput, type RecipientActions } from '../../engine/local/recipient-actions.js';
+import {
+  awaitsVerification,
+  blockedReason,
+  endedReason,
+  verificationRequired,
+  type ClientInfo,
+  type CompleteInput,
+  type RecipientActions,
+} from '../../engine/local/recipient-actions.js';
+import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { currentTurn } from '../../engine/local/turns.js';
 import { AppError } from '../../errors.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
+import type { VerificationsService } from '../verifications/verifications.service.js';
 
 /**
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
@@ -15,7 +25,22 @@ function servesDocument(doc: Parameters<typeof endedReason>[0]): boolean {
   return !ended || ended === 'completed';
 }
 
-export function createSigningService(deps: { db: Db; actions: RecipientActions; sync: Pick<EnvelopeSync, 'lockAndSync'>; storage: BlobStorage }) {
+/** The code routes serve a gated recipient of an active envelope only. */
+function requireGate(doc: DocumentRow, me: RecipientRow): void {
+  const ended = endedReason(doc);
+  if (ended) throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${ended}`);
+  if (!me.verificationRequired) throw new AppError('INVALID_STATE', 'This recipient needs no email verification');
+}
+
+const verificationOf = (me: RecipientRow) => ({ required: me.verificationRequired, verified: me.verifiedAt !== null, verifiedAt: me.verifiedAt?.toISOString() ?? null });
+
+export function createSigningService(deps: {
+  db: Db;
+  actions: RecipientActions;
+  sync: Pick<EnvelopeSync, 'lockAndSync'>;
+  storage: BlobStorage;
+  verifications: Pick<VerificationsService, 'requestRecipientCode' | 'confirmRecipientCode'>;
+}) {
   const { actions } = deps;
 
   async function withRecipient<T>(token: string, work: (tx: Tx, ctx: Awaited<ReturnType<RecipientActions['load']>>) => Promise<T>, opts: { distribute?: boolean } = {}): Promise<T> {
@@ -41,6 +66,8 @@ export function createSigningService(deps: { db: Db; actions: RecipientActions; 
         const { doc, me, recipients, fields } = ctx;
         if (await actions.recordView(tx, doc, me, client)) Object.assign(me, { readStatus: 'OPENED' });
         const reason = blockedReason(doc, me, recipients);
+        // Until the code is confirmed the page learns only whose link this is and that a code is needed.
+        const gated = awaitsVerification(doc, me);
         const turn = currentTurn(recipients);
         return {
           envelope: { id: doc.id, title: doc.title, status: doc.status === 'SEALING' ? 'COMPLETED' : doc.status },
@@ -48,7 +75,8 @@ export function createSigningService(deps: { db: Db; actions: RecipientActions; 
           canAct: reason === null,
           reason,
           waitingFor: reason === 'waiting' ? turn.filter((r) => r.id !== me.id).map((r) => ({ name: r.name, email: r.email })) : [],
-          fields: fields.map((f) => ({
+          verification: verificationOf(me),
+          fields: (gated ? [] : fields).map((f) => ({
             fieldId: f.id,
             type: f.type,
             page: f.page,
@@ -60,10 +88,10 @@ export function createSigningService(deps: { db: Db; actions: RecipientActions; 
             options: f.options,
             value: actions.prefill(me, f),
           })),
-          pages: doc.pages.map((p) => ({ width: p.width, height: p.height })),
+          pages: gated ? [] : doc.pages.map((p) => ({ width: p.width, height: p.height })),
           // None after an end that serves no document: the page then shows why, and offers no download.
-          documentUrl: servesDocument(doc) ? `/sign/${token}/document` : null,
-          redirectUrl: doc.meta.redirectUrl ?? null,
+          documentUrl: servesDocument(doc) && !gated ? `/sign/${token}/document` : null,
+          redirectUrl: gated ? null : (doc.meta.redirectUrl ?? null),
         };
       });
     },
@@ -72,9 +100,10 @@ export function createSigningService(deps: { db: Db; actions: RecipientActions; 
       return deps.db.transaction(async (tx) => {
         const recipient = await actions.recipientOf(tx, token);
         if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
-        const { doc } = await actions.load(tx, recipient, false);
+        const { doc, me } = await actions.load(tx, recipient, false);
         if (doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
         if (!servesDocument(doc)) throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${endedReason(doc)}`);
+        if (awaitsVerification(doc, me)) throw verificationRequired();
         const key = doc.status === 'COMPLETED' && doc.signedKey ? doc.signedKey : doc.originalKey;
         const bytes = await deps.storage.get(key);
         if (!bytes) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
@@ -88,6 +117,43 @@ export function createSigningService(deps: { db: Db; actions: RecipientActions; 
         const status = await actions.complete(tx, ctx, input, client, imageKey);
         return { status, redirectUrl: ctx.doc.meta.redirectUrl ?? null };
       }, { distribute: true });
+    },
+
+    /** Emails a gated recipient their code (rate-limited by the verifications module). */
+    async requestCode(token: string) {
+      return withRecipient(token, async (tx, { doc, me }) => {
+        requireGate(doc, me);
+        if (me.verifiedAt) return { verified: true, sentTo: null, expiresAt: null, retryAfterSeconds: null };
+        const sent = await deps.verifications.requestRecipientCode(tx, String(me.id));
+        return { verified: false, sentTo: sent.sentTo, expiresAt: new Date(sent.expiresAt).toISOString(), retryAfterSeconds: sent.retryAfterSeconds ?? null };
+      });
+    },
+
+    /**
+     * Checks a gated recipient's code; the right one unlocks the document and is recorded (verifiedAt,
+     * and an event for the certificate) in the same transaction. A wrong code is answered 400 only
+     * after its transaction commits: the attempt it counted must stick, or guessing would be free.
+     */
+    async confirmCode(token: string, code: string, client: ClientInfo) {
+      let attemptsLeft: number | undefined;
+      const result = await withRecipient(token, async (tx, ctx) => {
+        const { doc, me } = ctx;
+        requireGate(doc, me);
+        if (me.verifiedAt) return { verified: true as const, verifiedAt: me.verifiedAt.toISOString() };
+        const checked = await deps.verifications.confirmRecipientCode(tx, String(me.id), code);
+        if (!checked.verified) {
+          attemptsLeft = checked.attemptsLeft;
+          return null;
+        }
+        const verifiedAt = new Date(checked.verifiedAt!);
+        await actions.markVerified(tx, ctx, verifiedAt, client);
+        return { verified: true as const, verifiedAt: verifiedAt.toISOString() };
+      });
+      if (result) return result;
+      // As the /verify page answers: the fifth wrong code fails the verification for good.
+      const left = attemptsLeft ?? 0;
+      if (left === 0) throw new AppError('VERIFICATION_FAILED', 'Too many wrong codes: this verification failed', { status: 'failed', attemptsLeft: 0 });
+      throw new AppError('INVALID_CODE', `That code is not right; ${left} ${left === 1 ? 'attempt' : 'attempts'} left`, { attemptsLeft: left });
     },
 
     async reject(token: string, reason: string, client: ClientInfo) {

@@ -63,7 +63,7 @@ export function renderSigningPage(o: SigningPageOptions): string {
 <script type="module" src="${app}/signing.js"></script>
 </head>
 <body>
-<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-pdfjs-base="${pdfjs}/">
+<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/">
   <header class="topbar">
     <p class="brand">Signet</p>
     <h1 id="document-title" class="title" data-testid="document-title">Loading document…</h1>
@@ -71,6 +71,19 @@ export function renderSigningPage(o: SigningPageOptions): string {
   </header>
 
   <div id="status-banner" class="banner" role="status" aria-live="polite" data-testid="status-banner" hidden></div>
+
+  <section id="verify-step" class="verify" aria-labelledby="verify-title" data-testid="verify-step" hidden>
+    <h2 id="verify-title">Confirm it&#39;s you</h2>
+    <p class="help">Before you can open this document, confirm your email address: we&#39;ll email a code to <strong id="verify-address" data-testid="verify-address"></strong>.</p>
+    <button type="button" id="verify-send" class="button primary" aria-label="Email me a code" data-testid="verify-send">Send code</button>
+    <p id="verify-sent" class="sent" role="status" aria-live="polite" data-testid="verify-sent" hidden></p>
+    <label for="verify-code" class="label">Code from the email</label>
+    <div class="code-row">
+      <input id="verify-code" class="input code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="6" spellcheck="false" aria-label="The code from the email" aria-describedby="verify-error" data-testid="verify-code">
+      <button type="button" id="verify-confirm" class="button secondary" aria-label="Confirm the code" data-testid="verify-confirm">Confirm</button>
+    </div>
+    <p id="verify-error" class="error" role="alert" data-testid="verify-error"></p>
+  </section>
 
   <main id="document" class="document" aria-label="Document" aria-busy="true" data-testid="document">
     <p id="document-loading" class="loading" data-testid="document-loading">Loading the document…</p>

@@ -3,11 +3,12 @@
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
 import { createSignatureDialog } from './signature-dialog.js';
+import { confirmIdentity } from './verification.js';
 
 const $ = (id) => document.getElementById(id);
 const root = $('signing-app');
 const url = (attr) => new URL(root.dataset[attr], location.href).href;
-const urls = { session: url('sessionUrl'), complete: url('completeUrl'), reject: url('rejectUrl'), pdfjs: url('pdfjsBase') };
+const urls = { session: url('sessionUrl'), complete: url('completeUrl'), reject: url('rejectUrl'), code: url('codeUrl'), confirm: url('confirmUrl'), pdfjs: url('pdfjsBase') };
 
 const banner = $('status-banner');
 const actionBar = $('action-bar');
@@ -282,7 +283,20 @@ function wireDecline(layer) {
 }
 
 async function main() {
-  const { session, error, fatal } = await loadSession();
+  let { session, error, fatal } = await loadSession();
+  // A gated recipient confirms their email address first; only then does the server show the document.
+  if (session?.reason === 'verification_required') {
+    $('document-title').textContent = session.envelope.title || 'Untitled document';
+    // The card names the address masked; the header does not spell it out either.
+    $('recipient-line').textContent = `For ${session.recipient.name}`;
+    documentArea.hidden = true;
+    root.dataset.step = 'verification';
+    await confirmIdentity(session, { call, urls });
+    root.dataset.step = 'document';
+    documentArea.hidden = false;
+    ({ session, error, fatal } = await loadSession());
+    if (session?.canAct) say('success', 'Email address confirmed. Review the document and sign.');
+  }
   if (!session) {
     $('document-title').textContent = fatal ? 'Link not valid' : 'Document unavailable';
     $('document-loading')?.remove();
