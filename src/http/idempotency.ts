@@ -1,26 +1,32 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db, Tx } from '../db/client.js';
+import type { Tx } from '../db/client.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { AppError } from '../errors.js';
 import { testModeRequested } from './auth.js';
 import type { PeriodicTask } from '../jobs/worker.js';
+import type { Idempotency, PaymentGate, Reservation } from './idempotency-core.js';
 import type { IdempotencyRepo, IdempotencyScope, StoredResponse } from './idempotency.repo.js';
 
-export type Reservation = { scope: IdempotencyScope; leaseToken: string };
+export type { PaymentGate, Reservation } from './idempotency-core.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * `required` on billable operations; every other customer POST/PUT/PATCH/DELETE accepts the header.
      * Operator routes opt in with it, and must name their customer as the `:id` path parameter.
+     * `handler`: the route keys its calls itself and ignores the header (POST /mcp: an idempotencyKey per tools/call).
      */
-    idempotency?: 'required' | 'optional';
+    idempotency?: 'required' | 'optional' | 'handler';
   }
   interface FastifyRequest {
     idempotency?: Reservation;
     /** SHA-256 of the raw body (JSON or multipart), for the idempotency fingerprint. */
     bodyHash?: string;
+    /** A payment that must settle before the request's transaction commits (x402; attached by the resolver that accepted it). */
+    payment?: PaymentGate;
+  }
+  interface FastifyInstance {
+    settleIdempotencyOnError(request: FastifyRequest, err: AppError, body: string): Promise<void>;
   }
 }
 
@@ -28,20 +34,18 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const REPLAYED_HEADERS = ['content-type', 'location'];
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-type Options = { db: Db; repo: IdempotencyRepo; leaseMs: number; ttlMs: number };
-
 /**
- * Stripe-style idempotency in two steps (DESIGN.md §4.4): this hook reserves the key in its own short
- * transaction; the handler's transaction (`commitMutation`) does the work and writes the response into
- * the reservation, committing once. Requests that fail validation never reach this hook and are not
- * recorded, as with Stripe: a corrected retry may reuse the key.
+ * The Idempotency-Key header around the core (idempotency-core.ts): this hook reserves the key; the
+ * handler's transaction (`commitMutation`) does the work and writes the response into the reservation,
+ * committing once. Requests that fail validation never reach this hook and are not recorded, as with
+ * Stripe: a corrected retry may reuse the key.
  */
-export function registerIdempotency(app: FastifyInstance, opts: Options): void {
-  const { repo } = opts;
+export function registerIdempotency(app: FastifyInstance, opts: { idempotency: Idempotency }): void {
+  const { idempotency } = opts;
 
   app.addHook('preHandler', async (request, reply) => {
     const mode = request.routeOptions.config.idempotency;
-    if (!MUTATING.has(request.method)) return;
+    if (!MUTATING.has(request.method) || mode === 'handler') return;
     const owner = ownerOf(request, mode);
     if (!owner) return;
     const header = request.headers['idempotency-key'];
@@ -53,95 +57,29 @@ export function registerIdempotency(app: FastifyInstance, opts: Options): void {
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
       throw new AppError('IDEMPOTENCY_KEY_INVALID', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     }
-    const scope: IdempotencyScope = { ...owner, key: owner.namespace + key };
-    const fingerprint = fingerprintOf(request);
-    const leaseToken = randomUUID();
-
-    const outcome = await reserve(scope, fingerprint, leaseToken).catch((err: unknown) => {
+    const scope: IdempotencyScope = { customerId: owner.customerId, mode: owner.mode, key: owner.namespace + key };
+    const outcome = await idempotency.reserve(scope, fingerprintOf(request)).catch((err: unknown) => {
       // An operator route naming a customer that does not exist: nothing to reserve under, and the
       // handler answers 404 without changing anything.
-      if (owner.namespace && isForeignKeyViolation(err)) return { kind: 'unknown_owner' as const };
+      if (owner.namespace && isForeignKeyViolation(err)) return undefined;
       throw err;
     });
-
-    switch (outcome.kind) {
-      case 'reused':
-        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
-      case 'in_use':
-        throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is in progress; retry shortly', {}, { 'Retry-After': '1' });
-      case 'replay': {
-        const { row } = outcome;
-        reply.code(row.responseStatus!).headers(row.responseHeaders ?? {}).header('Idempotent-Replayed', 'true');
-        return reply.send(row.responseBody ?? '');
-      }
-      case 'unknown_owner':
-        return;
-      case 'proceed':
-        request.idempotency = { scope, leaseToken };
+    if (outcome?.kind === 'replay') {
+      const { row } = outcome;
+      reply.code(row.responseStatus!).headers(row.responseHeaders ?? {}).header('Idempotent-Replayed', 'true');
+      return reply.send(row.responseBody ?? '');
     }
+    if (outcome) request.idempotency = outcome.reservation;
   });
 
-  function reserve(scope: IdempotencyScope, fingerprint: string, leaseToken: string) {
-    return opts.db.transaction(async (tx) => {
-      if (await repo.tryInsert(tx, scope, fingerprint, leaseToken, opts.leaseMs, opts.ttlMs)) return { kind: 'proceed' as const };
-      const existing = await repo.lockExisting(tx, scope);
-      if (!existing || existing.expired) {
-        // Past its TTL but not purged yet: the key is free again.
-        if (existing) await repo.renew(tx, scope, fingerprint, leaseToken, opts.leaseMs, opts.ttlMs, true);
-        // The row vanished between our insert and our lock (a 5xx released it, or the purge ran) and
-        // another request reserved the key again in that gap: it holds the key now, not this one.
-        else if (!(await repo.tryInsert(tx, scope, fingerprint, leaseToken, opts.leaseMs, opts.ttlMs))) return { kind: 'in_use' as const };
-        return { kind: 'proceed' as const };
-      }
-      const { row } = existing;
-      if (row.fingerprint !== fingerprint) return { kind: 'reused' as const };
-      if (row.state === 'done') return { kind: 'replay' as const, row };
-      if (!existing.leaseLapsed) return { kind: 'in_use' as const };
-      // The request that held it died or overran its lease: this one takes over. The old one, if it
-      // is still alive, will fail to write its response and roll back.
-      await repo.renew(tx, scope, fingerprint, leaseToken, opts.leaseMs, opts.ttlMs, false);
-      return { kind: 'proceed' as const };
-    });
-  }
-
-  // A handler that threw: a 4xx is the request's answer and is stored for replay; a 5xx is not, and
-  // the reservation is dropped so a retry runs again.
+  // A handler that threw: a 4xx is the request's answer and is stored for replay; a 5xx is not.
   app.decorate('settleIdempotencyOnError', async (request: FastifyRequest, err: AppError, body: string) => {
     const r = request.idempotency;
     if (!r) return;
     request.idempotency = undefined;
-    try {
-      if (err.status >= 500) await repo.release(opts.db, r.scope, r.leaseToken);
-      else await repo.finish(opts.db, r.scope, r.leaseToken, { status: err.status, headers: { 'content-type': 'application/json; charset=utf-8', ...lower(err.headers) }, body });
-    } catch (e) {
-      request.log.warn({ err: (e as Error).message }, 'could not settle idempotency record');
-    }
+    const response: StoredResponse = { status: err.status, headers: { 'content-type': 'application/json; charset=utf-8', ...lower(err.headers) }, body };
+    await idempotency.settleFailure(r, err.status, response, request.log);
   });
-}
-
-/**
- * A payment that must settle before the request's transaction commits (x402, in modules/x402; later
- * the MCP endpoint's tools/call). The auth resolver that accepted the payment attaches it.
- */
-export interface PaymentGate {
-  /** Before the transaction: the facilitator checks the payment. Throws the refusal (402/401) or 503. */
-  verify(): Promise<void>;
-  /** Last step inside the transaction: settles, records the settlement; returns the receipt headers. */
-  settle(tx: Tx): Promise<Record<string, string>>;
-  /**
-   * The transaction failed once settle had been called: when the money moved (or may have: a timed-out
-   * settle), keep it on record and alert the operator, outside the rolled-back transaction.
-   */
-  afterFailedCommit(cause: unknown): Promise<void>;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    payment?: PaymentGate;
-  }
-  interface FastifyInstance {
-    settleIdempotencyOnError(request: FastifyRequest, err: AppError, body: string): Promise<void>;
-  }
 }
 
 /**
@@ -186,51 +124,28 @@ export type MutationResult = {
 };
 
 /**
- * Runs a state change in one transaction, and when the request holds an idempotency reservation,
- * stores the serialized response in the same transaction: the side effect, the charge, the audit row
- * and the stored response commit together or not at all.
+ * Runs a REST state change through the core's `commit`: one transaction, and when the request holds an
+ * idempotency reservation, the serialized response stored in it; a paid request's payment settled last.
  */
-export function createMutationRunner(deps: { db: Db; repo: IdempotencyRepo }) {
+export function createMutationRunner(idempotency: Idempotency) {
   return async function commitMutation(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<MutationResult>): Promise<void> {
-    const reservation = request.idempotency;
-    const payment = request.payment;
-    let afterCommit: (() => void) | undefined;
     // A paid call (x402): the payment is checked once the request itself was (a 4xx costs the payer
     // nothing) and the idempotency key reserved (a replay never gets here), before any work is done.
-    if (payment) await payment.verify();
-    let receipt: Record<string, string> = {};
-    let settleCalled = false;
-    const committed = deps.db.transaction(async (tx) => {
+    const { value, response, receipt } = await idempotency.commit({ reservation: request.idempotency, payment: request.payment }, async (tx) => {
       const result = await work(tx);
-      afterCommit = result.afterCommit;
-      const payload = result.status === 204 ? '' : JSON.stringify(result.body);
-      const stored: StoredResponse = {
+      const response: StoredResponse = {
         status: result.status,
         headers: { ...(result.status === 204 ? {} : { 'content-type': 'application/json; charset=utf-8' }), ...lower(result.headers ?? {}) },
-        body: payload,
+        body: result.status === 204 ? '' : JSON.stringify(result.body),
       };
-      if (reservation && !(await deps.repo.finish(tx, reservation.scope, reservation.leaseToken, stored))) {
-        throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'This request overran its Idempotency-Key lease and was taken over by a retry');
-      }
-      // Settled last, once nothing of ours can fail but the commit: a handler failure settles nothing,
-      // and a refused or failed settle rolls the work back. Its receipt is not part of the stored answer:
-      // a replay settles nothing.
-      if (payment && result.status < 400) {
-        settleCalled = true;
-        receipt = await payment.settle(tx);
-      }
-      return stored;
-    });
-    const { status, body, headers } = await committed.catch(async (err: unknown) => {
-      if (settleCalled) await payment!.afterFailedCommit(err);
-      throw err;
+      return { value: result, response };
     });
     request.idempotency = undefined;
-    afterCommit?.();
-    reply.code(status);
-    for (const [k, v] of Object.entries(headers)) if (REPLAYED_HEADERS.includes(k) || k.startsWith('x-')) reply.header(k, v);
+    value.afterCommit?.();
+    reply.code(response.status);
+    for (const [k, v] of Object.entries(response.headers)) if (REPLAYED_HEADERS.includes(k) || k.startsWith('x-')) reply.header(k, v);
     reply.headers(receipt);
-    reply.send(body);
+    reply.send(response.body);
   };
 }
 
