@@ -10,6 +10,13 @@ declare module 'fastify' {
     auth?: 'customer' | 'operator' | 'none';
     /** The code for a customer route called with no credential at all; SPEC names MISSING_AUTH for /v1/account/products. */
     noCredentialCode?: 'UNAUTHORIZED' | 'MISSING_AUTH';
+    /**
+     * `handler`: who may call and what a call costs depend on the body (POST /mcp: the tool a JSON-RPC
+     * tools/call names), which onRequest has not read. A request that no resolver accepts (no bearer, no
+     * payment) goes on without an actor, for the handler to refuse (401), ask to pay (402) or serve; an
+     * x402 payment is resolved to its payer here and priced by the handler.
+     */
+    pricedBy?: 'handler';
   }
   interface FastifyRequest {
     actor?: Actor;
@@ -55,7 +62,7 @@ export function registerAuth(
     }
   });
 
-  async function authenticateCustomer(request: FastifyRequest): Promise<Actor> {
+  async function authenticateCustomer(request: FastifyRequest): Promise<Actor | undefined> {
     if (request.headers['x-s2s-key'] !== undefined) {
       throw new AppError('UNAUTHORIZED', 'X-S2S-Key is accepted on the operator API only');
     }
@@ -65,6 +72,7 @@ export function registerAuth(
       if (actor) return actor;
     }
     if (bearer === undefined) {
+      if (request.routeOptions.config.pricedBy === 'handler') return undefined;
       throw new AppError(request.routeOptions.config.noCredentialCode ?? 'UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>');
     }
     throw new AppError('TOKEN_INVALID', 'The bearer credential is not a recognised API key or token');

@@ -3,11 +3,12 @@ import type { PaymentPayload } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
 import type { FastifyRequest } from 'fastify';
 import { verifyTypedData, type Hex } from 'viem';
-import type { Actor } from '../../context.js';
+import type { Actor, PaidCall } from '../../context.js';
 import type { X402Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import type { ActorResolver } from '../../http/auth.js';
+import type { PaymentGate } from '../../http/idempotency.js';
 import type { BillableOperation } from '../../lib/prices.js';
 import type { AccountService } from '../account/account.service.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -15,6 +16,13 @@ import { fastifyAdapter, paymentHeaderOf } from './fastify-adapter.js';
 import type { X402Service } from './x402.service.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** On a route priced by its handler (`pricedBy: 'handler'`): the payment, resolved to its payer, not yet bound to a price. */
+    x402Payer?: { payload: PaymentPayload; payer: string; customerId: string };
+  }
+}
 
 type Deps = {
   db: Db;
@@ -37,8 +45,10 @@ export function x402Resolver(deps: Deps): ActorResolver {
     if (bearer !== undefined) return undefined;
     const header = paymentHeaderOf(request);
     const x402 = deps.x402;
+    const pricedByHandler = request.routeOptions.config.pricedBy === 'handler';
     if (header === undefined) {
-      if (x402 && payable(request)) throw await x402.service.paymentRequired(resourceOf(request, x402.service, deps.publicUrl));
+      // Priced by its handler: the price, and so the 402, waits for the body.
+      if (x402 && payable(request) && !pricedByHandler) throw await x402.service.paymentRequired(resourceOf(request, x402.service, deps.publicUrl));
       return undefined;
     }
     if (!payable(request)) throw new AppError('X402_NOT_APPLICABLE', 'x402 pays for mutating calls only; read routes and /v1/account/* take an API key or a wallet JWT');
@@ -60,6 +70,11 @@ export function x402Resolver(deps: Deps): ActorResolver {
       }
       return customer.id;
     });
+    if (pricedByHandler) {
+      // Resolved now, so the rate limit and the idempotency keys are the payer's; x402CallPricing().bind prices it.
+      request.x402Payer = { payload, payer, customerId };
+      return { customerId, mode: 'live', via: 'x402', keyId: null, walletAddress: payer } satisfies Actor;
+    }
     const resource = resourceOf(request, x402.service, deps.publicUrl);
     const { paid, gate } = x402.service.paymentFor({ ...resource, payload, customerId, payer, requestId: request.id });
     request.payment = gate;
@@ -68,16 +83,43 @@ export function x402Resolver(deps: Deps): ActorResolver {
   };
 }
 
+/** One call as its payer sees it: what it is (its price; undefined: X402_MIN_PRICE) and how it is described. */
+export type PricedCall = { operation: BillableOperation | undefined; description: string };
+
 /** What one call of this route costs an x402 caller, and where to pay it. */
-function resourceOf(request: FastifyRequest, service: X402Service, publicUrl: string) {
-  const operation = request.routeOptions.config.price as BillableOperation | undefined;
+function resourceOf(request: FastifyRequest, service: X402Service, publicUrl: string, call?: PricedCall) {
+  const { operation, description } = call ?? { operation: request.routeOptions.config.price, description: `${request.method} ${request.routeOptions.url}` };
   return {
     priceMicros: service.priceOf(operation),
     url: `${publicUrl}${request.url.split('?')[0]}`,
-    description: `${request.method} ${request.routeOptions.url}`,
+    description,
     adapter: fastifyAdapter(request, publicUrl),
   };
 }
+
+/**
+ * x402 for a route priced by its handler (`pricedBy: 'handler'`; POST /mcp, whose price is the tool's):
+ * the handler, once it has read the body, asks for the payment or binds the resolved one to the price,
+ * with the same terms (requirements, verify, settle) as a route priced in its config.
+ */
+export function x402CallPricing(deps: { x402: { service: X402Service } | undefined; publicUrl: string }) {
+  const { x402, publicUrl } = deps;
+  return {
+    enabled: x402 !== undefined,
+    /** The 402 PAYMENT_REQUIRED (with PAYMENT-REQUIRED) for this call; undefined when x402 is off. */
+    async required(request: FastifyRequest, call: PricedCall): Promise<AppError | undefined> {
+      return x402 && x402.service.paymentRequired(resourceOf(request, x402.service, publicUrl, call));
+    },
+    /** The request's payment bound to this call's price: the actor's PaidCall and the gate the commit verifies and settles. */
+    bind(request: FastifyRequest, call: PricedCall): { paid: PaidCall; gate: PaymentGate } | undefined {
+      const p = request.x402Payer;
+      if (!x402 || !p) return undefined;
+      return x402.service.paymentFor({ ...resourceOf(request, x402.service, publicUrl, call), ...p, requestId: request.id });
+    },
+  };
+}
+
+export type X402CallPricing = ReturnType<typeof x402CallPricing>;
 
 /**
  * A wallet-JWT caller whose balance does not cover a payable call may pay that one call on-chain: its

@@ -1,0 +1,178 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { RequestContext } from '../../context.js';
+import type { Db } from '../../db/client.js';
+import { AppError } from '../../errors.js';
+import { errorBody, toAppError } from '../../http/errors.js';
+import type { Idempotency, PaymentGate, Reservation } from '../../http/idempotency-core.js';
+import type { IdempotencyRow, StoredResponse } from '../../http/idempotency.repo.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import type { ToolContext, ToolDefinition } from './tool.js';
+
+/** MCP's idempotencyKey values live apart from REST's Idempotency-Key values of the same customer. */
+const KEY_NAMESPACE = 'mcp:';
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
+
+const INSTRUCTIONS = `Signet is an e-signature service: upload a PDF with its recipients, track who signed, download the sealed PDF.
+Billable tools (their descriptions say what they cost) require idempotencyKey: pick a fresh unique value per intended action and reuse it only to retry that same action; a retry returns the first answer and charges nothing again.
+A failed call is a result with isError true and structuredContent {code, error, ...}; branch on code.`;
+
+/** One HTTP request to POST /mcp, as its tools see it. */
+export type McpCall = {
+  /** Who calls; undefined for a caller with no credentials, who may only discover (initialize, tools/list, ping). */
+  ctx: RequestContext | undefined;
+  /** The x402 payment of this request's one tools/call, verified and settled by that call's mutate. */
+  payment?: PaymentGate;
+  /** Headers for the HTTP answer (PAYMENT-RESPONSE), set before the transport writes it. */
+  onReceipt(headers: Record<string, string>): void;
+  log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+};
+
+type Registered = { tool: ToolDefinition; input: z.ZodObject; output: z.ZodObject; advertised: z.ZodObject };
+
+/**
+ * What the SDK advertises and its client checks against: the tool's output with every field optional,
+ * plus {code, error} and room for an error's extras. The SDK client validates structuredContent against
+ * the output schema even on an isError result, so the schema must admit the error shape; the server
+ * side checks a success against the tool's exact output itself (`output`).
+ */
+function advertisedOutput(shape: z.ZodRawShape): z.ZodObject {
+  const fields: Record<string, z.ZodType> = Object.fromEntries(Object.entries(shape).map(([k, s]) => [k, (s as z.ZodType).optional()]));
+  fields.code = (shape.code ? z.union([shape.code as z.ZodType, z.string()]) : z.string()).optional().describe('Only on a failure (isError: true): the error code, as on REST');
+  fields.error = (shape.error ? z.union([shape.error as z.ZodType, z.string()]) : z.string()).optional().describe('Only on a failure (isError: true): what went wrong');
+  return z.looseObject(fields).describe('On success the tool\'s fields; on a failure (isError: true) {code, error, ...extras} as REST\'s error body');
+}
+
+const annotationsOf = (tool: ToolDefinition) => ({ readOnlyHint: !tool.mutates, openWorldHint: false });
+
+/** Canonical JSON (keys sorted) of a tool's arguments: the same arguments in another key order are the same call. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The tools over the per-request McpServer of the stateless endpoint, and the runner of a tools/call:
+ * the idempotency key reserved before the tool runs (a replay runs nothing, not even the tool's planning
+ * or affordability check), the tool's `mutate` committed through the same idempotency core as REST's
+ * commitMutation, and any failure rendered as an isError result with REST's {code, error, ...}.
+ */
+export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tools: ToolDefinition[]; version: string }) {
+  const registered = new Map<string, Registered>();
+  for (const tool of deps.tools) {
+    if (registered.has(tool.name)) throw new Error(`MCP tool ${tool.name} is defined twice`);
+    if (tool.price && !tool.input.idempotencyKey) throw new Error(`MCP tool ${tool.name} is billable and must take idempotencyKey`);
+    registered.set(tool.name, { tool, input: z.object(tool.input), output: z.object(tool.output), advertised: advertisedOutput(tool.output) });
+  }
+
+  // tools/list is the same for every request: its JSON Schemas are built once, not per request (the SDK
+  // would convert every schema on every call, ~100 ms of CPU for this table).
+  let listed: Tool[] | undefined;
+  const toolList = (): Tool[] =>
+    (listed ??= [...registered.values()].map((r) => ({
+      name: r.tool.name,
+      title: r.tool.title,
+      description: r.tool.description,
+      inputSchema: z.toJSONSchema(r.input, { target: 'draft-7', io: 'input' }) as Tool['inputSchema'],
+      outputSchema: z.toJSONSchema(r.advertised, { target: 'draft-7', io: 'output' }) as Tool['outputSchema'],
+      annotations: annotationsOf(r.tool),
+      execution: { taskSupport: 'forbidden' },
+    })));
+
+  const success = (r: Registered, value: unknown, replayed: boolean): CallToolResult => {
+    // Parsed as REST's serializer parses a response: the declared fields, nothing else.
+    const out = r.output.parse(value);
+    return { content: [{ type: 'text', text: r.tool.text(out as never) }], structuredContent: out, ...(replayed ? { _meta: { idempotentReplayed: true } } : {}) };
+  };
+
+  const failure = (content: Record<string, unknown>): CallToolResult => ({
+    content: [{ type: 'text', text: `Error ${String(content.code)}: ${String(content.error)}\n${JSON.stringify(content)}` }],
+    structuredContent: content,
+    isError: true,
+  });
+
+  /** A finished record: the stored answer, success or 4xx, exactly as the first call gave it. */
+  const replay = (r: Registered, row: IdempotencyRow): CallToolResult => {
+    const body = JSON.parse(row.responseBody ?? 'null');
+    return (row.responseStatus ?? 500) >= 400 ? { ...failure(body), _meta: { idempotentReplayed: true } } : success(r, body, true);
+  };
+
+  async function runTool(r: Registered, args: Record<string, unknown>, call: McpCall): Promise<CallToolResult> {
+    const { tool } = r;
+    const { ctx } = call;
+    let reservation: Reservation | undefined;
+    try {
+      // The endpoint lets a caller without credentials reach only discovery; this is the belt to its braces.
+      if (!ctx) throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>');
+      const key = args.idempotencyKey;
+      if (tool.mutates && typeof key === 'string') {
+        const { idempotencyKey: _key, ...rest } = args;
+        const fingerprint = sha256Hex(`${tool.name}\n${canonical(rest)}${ctx.testModeHeader ? '\ntest-mode' : ''}`);
+        const outcome = await deps.idempotency.reserve({ customerId: ctx.actor.customerId, mode: ctx.actor.mode, key: KEY_NAMESPACE + key }, fingerprint);
+        if (outcome.kind === 'replay') return replay(r, outcome.row);
+        reservation = outcome.reservation;
+      } else if (tool.price) {
+        throw new AppError('IDEMPOTENCY_KEY_REQUIRED', `${tool.name} is billable and requires idempotencyKey`);
+      }
+
+      let committed: { value: unknown } | undefined;
+      const tc: ToolContext = {
+        ctx,
+        db: deps.db,
+        mutate: async (work) => {
+          if (committed) throw new Error(`MCP tool ${tool.name} called mutate twice: one call is one transaction`);
+          const done = await deps.idempotency.commit({ reservation, payment: call.payment }, async (tx) => {
+            const value = await work(tx);
+            return { value, response: { status: 200, headers: JSON_TYPE, body: JSON.stringify(value) } satisfies StoredResponse };
+          });
+          // Finished in the transaction that committed: nothing is left to settle on a later failure.
+          reservation = undefined;
+          committed = { value: done.value };
+          call.onReceipt(done.receipt);
+          return done.value;
+        },
+      };
+      const output = await tool.run(tc, args as never);
+      if (committed && output !== committed.value) {
+        // The stored answer is what mutate returned: a replay would answer something else than this call.
+        throw new Error(`MCP tool ${tool.name} must return what its mutate returns (shape the result inside the work)`);
+      }
+      if (reservation) {
+        // Nothing changed (the tool returned without mutating): the key is free again, as after a 5xx.
+        await deps.idempotency.settleFailure(reservation, 500, { status: 500, headers: JSON_TYPE, body: '' }, call.log);
+      }
+      return success(r, output, false);
+    } catch (err) {
+      const appErr = toAppError(err);
+      if (appErr.code === 'INTERNAL_ERROR') call.log.error({ err, tool: tool.name }, 'MCP tool failed');
+      else if (appErr.status >= 500) call.log.warn({ err, code: appErr.code, tool: tool.name }, 'MCP tool upstream error');
+      const content = errorBody(appErr, ctx?.requestId);
+      if (reservation) await deps.idempotency.settleFailure(reservation, appErr.status, { status: appErr.status, headers: JSON_TYPE, body: JSON.stringify(content) }, call.log);
+      return failure(content);
+    }
+  }
+
+  return {
+    tool: (name: string): ToolDefinition | undefined => registered.get(name)?.tool,
+
+    /** A fresh server for one request (stateless: nothing is shared between requests but the tool table). */
+    server(call: McpCall): McpServer {
+      const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+      for (const r of registered.values()) {
+        server.registerTool(
+          r.tool.name,
+          { title: r.tool.title, description: r.tool.description, inputSchema: r.input, outputSchema: r.advertised, annotations: annotationsOf(r.tool) },
+          (args: Record<string, unknown>) => runTool(r, args, call),
+        );
+      }
+      server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList() }));
+      return server;
+    },
+  };
+}
+
+export type McpEndpoint = ReturnType<typeof createMcpEndpoint>;
