@@ -7,6 +7,7 @@
  *   BENCH_WARMUP       seconds of unmeasured load before each scenario (default 2)
  *   BENCH_DB           pglite | postgres | both (default: postgres when DATABASE_URL is set, else pglite)
  *   DATABASE_URL       the PostgreSQL server; each scenario uses a fresh schema and drops it after
+ *   BENCH_ONLY         mcp: only the request scenarios (bare, account, REST against MCP status), no RSS, PDF or webhook runs
  *
  * Absolute figures depend on the machine; the ratio to the bare route is what to compare across runs.
  */
@@ -17,6 +18,7 @@ import { measureIdleRss, serveCommand } from './idle-rss.js';
 import { benchPdf, formatPdfRows } from './pdf.js';
 import { bigPdf, measureUploadRss } from './upload-rss.js';
 import { benchWebhooks, formatWebhookRows } from './webhooks.js';
+import { mcpServed, mcpStatusRequests } from './mcp.js';
 import { PDF } from '@libpdf/core';
 import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
 
@@ -65,15 +67,18 @@ const connections = Math.round(positiveNumber('BENCH_CONNECTIONS', 20));
 const warmup = positiveNumber('BENCH_WARMUP', 2);
 const databaseUrl = process.env.DATABASE_URL || undefined;
 const kinds = dbKinds(databaseUrl);
+const only = process.env.BENCH_ONLY || undefined;
+if (only !== undefined && only !== 'mcp') throw new Error(`BENCH_ONLY must be mcp or unset, got "${only}"`);
 
 /**
  * autocannon runs in a worker thread so the load generator does not share the event loop of the
  * servers it measures (they live in this process's main thread).
  */
-type Request = { method?: 'GET' | 'POST'; body?: Buffer; headers?: Record<string, string> };
+type Request = { method?: 'GET' | 'POST'; body?: Buffer | string; headers?: Record<string, string> };
 
 async function load(url: string, req: Request, seconds: number): Promise<autocannon.Result> {
-  if (!req.body) return autocannon({ url, headers: req.headers, connections, duration: seconds, workers: 1 });
+  // A text body (JSON-RPC) crosses to the worker thread as it is; the same body every request.
+  if (!req.body || typeof req.body === 'string') return autocannon({ url, method: req.method ?? 'GET', body: req.body, headers: req.headers, connections, duration: seconds, workers: 1 });
   // Uploads run from the main thread: a binary body does not cross to a worker thread intact, and
   // each request needs its own Idempotency-Key (a function, which cannot cross either).
   return autocannon({
@@ -124,6 +129,7 @@ async function main(): Promise<void> {
   // Other work on the machine skews every figure; the load average makes that visible in the output.
   console.log(`Load average before the run: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const rows: Row[] = [];
+  const ratios: string[] = [];
 
   const bareTarget = await startBare();
   let bare: Row;
@@ -139,6 +145,17 @@ async function main(): Promise<void> {
     try {
       const auth = { authorization: `Bearer ${signet.apiKey}` };
       rows.push(await measure(`Signet GET /v1/account (${DB_LABEL[kind]})`, signet, { headers: auth }));
+      if (await mcpServed(signet)) {
+        const { rest, mcp } = await mcpStatusRequests(signet);
+        const restRow = await measure(`REST GET /v1/envelopes/{id}/status (${DB_LABEL[kind]})`, { url: rest.url, close: async () => {} }, rest);
+        const mcpRow = await measure(`MCP tools/call get_envelope_status (${DB_LABEL[kind]})`, { url: mcp.url, close: async () => {} }, mcp);
+        rows.push(restRow, mcpRow);
+        const ratio = mcpRow.rps / restRow.rps;
+        ratios.push(`  ${DB_LABEL[kind].padEnd(10)} MCP ${mcpRow.rps.toFixed(0)} req/s vs REST ${restRow.rps.toFixed(0)} req/s: ${ratio.toFixed(3)} (goal >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`);
+      } else {
+        ratios.push(`  ${DB_LABEL[kind].padEnd(10)} POST /mcp is not served (404): no MCP figures`);
+      }
+      if (only === 'mcp') continue;
       const upload = await createAndSendBody();
       rows.push(
         await measure(`Signet POST /v1/envelopes, 1 page, 2 signers (${DB_LABEL[kind]})`, { url: `${signet.origin}/v1/envelopes`, close: async () => {} }, {
@@ -150,6 +167,15 @@ async function main(): Promise<void> {
     } finally {
       await signet.close();
     }
+  }
+
+  if (only === 'mcp') {
+    console.log('');
+    printTable(rows, bare);
+    console.log('\nMCP tools/call get_envelope_status against REST GET /v1/envelopes/{id}/status, same envelope, same run:');
+    for (const line of ratios) console.log(line);
+    if (rows.some((r) => r.failures > 0)) process.exitCode = 1;
+    return;
   }
 
   const rss: string[] = [];
@@ -178,6 +204,8 @@ async function main(): Promise<void> {
 
   console.log('');
   printTable(rows, bare);
+  console.log('\nMCP tools/call get_envelope_status against REST GET /v1/envelopes/{id}/status, same envelope, same run:');
+  for (const line of ratios) console.log(line);
   console.log('');
   console.log(`Idle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);
   for (const line of rss) console.log(line);

@@ -20,6 +20,10 @@ import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
+import { createMcpEndpoint } from './modules/mcp/mcp-server.js';
+import { mcpTools } from './modules/mcp/mcp-tools.js';
+import { mcpRoutes } from './modules/mcp/mcp.routes.js';
+import { x402CallPricing } from './modules/x402/x402-resolver.js';
 import { envelopesRoutes } from './modules/envelopes/envelopes.routes.js';
 import { opsEnvelopeRoutes } from './modules/ops/ops-envelopes.routes.js';
 import { opsWebhookRoutes } from './modules/ops/ops-webhooks.routes.js';
@@ -74,7 +78,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   // Room for the payload part and the multipart framing around the PDFs.
   const multipartLimit = config.maxPdfBytes + 1024 * 1024;
   registerMultipart(app, { bodyLimit: multipartLimit });
-  registerBodyGuard(app, { limitOf: (type) => (type?.startsWith('multipart/form-data') ? multipartLimit : JSON_BODY_LIMIT) });
+  // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
+  const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
+  registerBodyGuard(app, { limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : JSON_BODY_LIMIT) });
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -126,17 +132,31 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
   });
-  registerIdempotency(app, {
-    db: c.db,
-    repo: c.repos.idempotency,
-    leaseMs: config.idempotencyLeaseMs,
-    ttlMs: config.idempotencyTtlHours * 3_600_000,
-  });
+  registerIdempotency(app, { idempotency: c.idempotency });
 
   const routeTable = collectRoutes(app);
   await registerOpenApi(app, { version: c.version, publicUrl: config.publicUrl });
 
-  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable }));
+  // One list of MCP tools: what POST /mcp serves is what /.well-known/mcp.json and /llms.txt name.
+  const tools = mcpTools({
+    envelopes: c.envelopes,
+    maxPdfBytes: config.maxPdfBytes,
+    publicUrl: config.publicUrl,
+    templates: c.templates,
+    webhooks: c.webhooks,
+    verifications: c.verifications,
+    account: c.services.account,
+  });
+  const mcp = { enabled: config.mcpEnabled, tools, x402: config.x402 && { network: config.x402.network, minPriceMicros: config.x402.minPriceMicros } };
+  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable, mcp }));
+  await app.register(
+    mcpRoutes({
+      enabled: config.mcpEnabled,
+      endpoint: createMcpEndpoint({ db: c.db, idempotency: c.idempotency, tools, version: c.version }),
+      pricing: x402CallPricing({ x402: c.x402, publicUrl: config.publicUrl }),
+      bodyLimit: mcpBodyLimit,
+    }),
+  );
   await app.register(authRoutes({ auth: c.auth }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(

@@ -79,6 +79,7 @@ const ZEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: bool.default(false),
   PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
+  MCP_ENABLED: bool.default(true),
   X402_FACILITATOR_URL: optional(url),
   X402_NETWORK: optional(z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'must be a CAIP-2 network id like eip155:84532')),
   X402_ASSET: optional(z.string().regex(EVM_ADDRESS, 'must be 0x followed by 40 hex digits')),
@@ -138,6 +139,8 @@ export type Config = Readonly<{
   trustProxy: boolean;
   /** The product id that POST /v1/account/products/{product}/enable accepts. */
   productId: string;
+  /** POST /mcp and /.well-known/mcp.json; off: 503 and 404. */
+  mcpEnabled: boolean;
   /** x402 pay-per-call; undefined (off) unless the facilitator, network, asset and receiver are all set. */
   x402: X402Config | undefined;
   /** Stripe (Identity now, card top-ups later); undefined (off) without STRIPE_SECRET_KEY. */
@@ -281,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     productId: e.PRODUCT_ID,
+    mcpEnabled: e.MCP_ENABLED,
     x402: x402Config(e),
     stripe,
     generatedSecrets: Object.freeze(generated),

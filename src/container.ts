@@ -6,6 +6,7 @@ import { openDatabase, type Database, type DbOrTx } from './db/client.js';
 import { API_KEYS_CHANNEL, createApiKeyCache } from './modules/account/api-key-cache.js';
 import { createIdempotencyRepo } from './http/idempotency.repo.js';
 import { createMutationRunner, idempotencyPurgeTask } from './http/idempotency.js';
+import { createIdempotency } from './http/idempotency-core.js';
 import { createWorker, type JobDefinition } from './jobs/worker.js';
 import { createAccountRepo } from './modules/account/account.repo.js';
 import { createAccountService } from './modules/account/account.service.js';
@@ -216,6 +217,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     sandboxLimit: config.sandboxLimit,
     now: clock,
   });
+  // One idempotency core for REST's Idempotency-Key and MCP's idempotencyKey: one charge per key either way.
+  const idempotency = createIdempotency({ db, repo: repos.idempotency, leaseMs: config.idempotencyLeaseMs, ttlMs: config.idempotencyTtlHours * 3_600_000 });
   // A reconnected listener may have missed revocations: drop every cached key.
   const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash), () => apiKeyCache.clear());
 
@@ -287,7 +290,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     stripeEvents,
     signing,
     getSigner,
-    commitMutation: createMutationRunner({ db, repo: repos.idempotency }),
+    idempotency,
+    commitMutation: createMutationRunner(idempotency),
     async close(): Promise<void> {
       await worker.stop();
       await stopKeyEvictions();
