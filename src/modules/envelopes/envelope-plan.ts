@@ -24,6 +24,19 @@ export function fieldToEngine(f: TFieldInput, recipientEmail: string): EngineFie
   };
 }
 
+/** A stored placement as callers see it: SPEC's *Percent names and the Alt ones, both. */
+export const placementDto = (p: { page: number; x: number; y: number; width: number; height: number }) => ({
+  page: p.page,
+  positionX: p.x,
+  positionXPercent: p.x,
+  positionY: p.y,
+  positionYPercent: p.y,
+  width: p.width,
+  widthPercent: p.width,
+  height: p.height,
+  heightPercent: p.height,
+});
+
 /** The recipient rules, which need no document: unique emails, one to MAX_SIGNERS signers. Returns email → index. */
 export function checkRecipients(payload: TCreatePayload): Map<string, number> {
   const emails = new Map<string, number>();

@@ -1,3 +1,4 @@
+import { placementDto } from './envelope-plan.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import type { EngineStatus, EnvelopeStatus, Role, SigningEngine } from '../../engine/engine.js';
 import type { RefundsService } from '../billing/refunds.service.js';
@@ -74,15 +75,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     id: String(f.engineFieldId),
     type: f.type as TEnvelope['fields'][number]['type'],
     recipientEmail: f.recipientEmail,
-    page: f.page,
-    positionX: f.x,
-    positionXPercent: f.x,
-    positionY: f.y,
-    positionYPercent: f.y,
-    width: f.width,
-    widthPercent: f.width,
-    height: f.height,
-    heightPercent: f.height,
+    ...placementDto(f),
   });
 
   async function toDto(tx: DbOrTx, rows: EnvelopeRow[], withEvents: boolean): Promise<TEnvelope[]> {

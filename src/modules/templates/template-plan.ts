@@ -1,7 +1,7 @@
 import type { TemplateField, TemplateSlot } from '../../db/schema/templates.js';
 import type { EngineFieldInput, Role } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
-import { invalid } from '../envelopes/envelope-plan.js';
+import { invalid, placementDto } from '../envelopes/envelope-plan.js';
 import type { TCreatePayload, TFieldInput } from '../envelopes/envelopes.schemas.js';
 import type { TemplateRow, TemplateSummaryRow } from './templates.repo.js';
 import type { TFromTemplate, TTemplate, TTemplatePayload } from './templates.schemas.js';
@@ -120,15 +120,7 @@ export function templateDto(row: TemplateRow): TTemplate {
       type: f.type,
       recipientId: f.slot,
       recipientEmail: emailOf.get(f.slot)!,
-      page: f.page,
-      positionX: f.x,
-      positionXPercent: f.x,
-      positionY: f.y,
-      positionYPercent: f.y,
-      width: f.width,
-      widthPercent: f.width,
-      height: f.height,
-      heightPercent: f.height,
+      ...placementDto(f),
       required: f.required,
       options: f.options,
     })),

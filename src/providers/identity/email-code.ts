@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { sha256Hex } from '../../lib/crypto.js';
+import { createLinkTokens } from '../../lib/link-tokens.js';
 import type { EmailMessage } from '../email/index.js';
 import type { IdentityProvider } from './identity-provider.js';
 
@@ -8,7 +9,7 @@ export const EMAIL_VERIFICATION_LIFETIME_MS = 24 * 3_600_000;
 export const CODE_TTL_MS = 10 * 60_000;
 
 export const CODE_PATTERN = /^\d{6}$/;
-export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+export { LINK_TOKEN_PATTERN as TOKEN_PATTERN } from '../../lib/link-tokens.js';
 
 /** m***@example.com: enough for the person to recognise their address, not enough to harvest it. */
 export function maskEmail(email: string): string {
@@ -21,14 +22,13 @@ export function maskEmail(email: string): string {
  * The built-in identity provider: "this person controls this email address", proven with a 6-digit
  * code we email. Its state lives in our verification row, so it has nothing to retrieve or cancel.
  *
- * The page link is `${publicUrl}/verify/<token>`, token = HMAC(SIGNING_LINK_SECRET, 'verify-link:' + salt),
- * base64url, as signing links are (DESIGN §4.6): the row keeps the salt and the token's SHA-256, so a
- * database copy alone opens nothing. A code is stored only as SHA-256(verification id, code); between
+ * The page link is `${publicUrl}/verify/<token>`, a link token (lib/link-tokens.ts) for the purpose
+ * `verify-link`, as signing links are: the row keeps the salt and the token's SHA-256. A code is stored only as SHA-256(verification id, code); between
  * the request that makes it and the job that mails it, it travels sealed (AES-256-GCM under a key
  * derived from the same secret), so the jobs table never holds a live code in the clear.
  */
 export function createEmailCodeIdentity(opts: { secret: string; publicUrl: string }) {
-  const token = (salt: string) => createHmac('sha256', opts.secret).update(`verify-link:${salt}`).digest('base64url');
+  const links = createLinkTokens(opts.secret, 'verify-link');
   const sealKey = createHmac('sha256', opts.secret).update('verify-code-seal').digest();
   const codeHash = (verificationId: string, code: string) => sha256Hex(`${verificationId}:${code}`);
 
@@ -36,8 +36,8 @@ export function createEmailCodeIdentity(opts: { secret: string; publicUrl: strin
     name: 'email',
     lifetimeMs: EMAIL_VERIFICATION_LIFETIME_MS,
     async open() {
-      const salt = randomBytes(16).toString('hex');
-      return { providerRef: null, providerUrl: null, linkSalt: salt, tokenHash: sha256Hex(token(salt)) };
+      const salt = links.newSalt();
+      return { providerRef: null, providerUrl: null, linkSalt: salt, tokenHash: links.hash(links.token(salt)) };
     },
     async retrieve() {
       return undefined;
@@ -49,8 +49,8 @@ export function createEmailCodeIdentity(opts: { secret: string; publicUrl: strin
 
   return {
     provider,
-    urlOf: (salt: string) => `${opts.publicUrl}/verify/${token(salt)}`,
-    tokenHash: (t: string) => sha256Hex(t),
+    urlOf: (salt: string) => `${opts.publicUrl}/verify/${links.token(salt)}`,
+    tokenHash: links.hash,
     /** Six digits, uniformly drawn (crypto.randomInt), leading zeros kept. */
     newCode: () => String(randomInt(0, 1_000_000)).padStart(6, '0'),
     codeHash,
