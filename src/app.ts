@@ -19,6 +19,8 @@ import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/account/account.routes.js';
+import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
+import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
 import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
 import { createMcpEndpoint } from './modules/mcp/mcp-server.js';
 import { mcpTools } from './modules/mcp/mcp-tools.js';
@@ -116,6 +118,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(fastifyHelmet, { global: true });
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
+      sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
       // Last: a bearer credential wins over a payment header.
       x402Resolver({ db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit }),
     ],
@@ -166,6 +169,16 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(verificationsRoutes({ db: c.db, verifications: c.verifications, commitMutation: c.commitMutation }));
   await app.register(verifyPageRoutes({ db: c.db, verifications: c.verifications }));
+  await app.register(
+    dashboardRoutes({
+      db: c.db,
+      accounts: c.repos.accounts,
+      sessions: c.dashboard.sessions,
+      csrf: c.dashboard.csrf,
+      dashboardUrl: config.dashboardUrl,
+      sections: [],
+    }),
+  );
   await app.register(stripeWebhookRoutes({ stripeEvents: c.stripeEvents }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());

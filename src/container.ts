@@ -14,6 +14,9 @@ import { createProductsRepo } from './modules/account/products.repo.js';
 import { createProductsService } from './modules/account/products.service.js';
 import { createSummaryRepo } from './modules/account/summary.repo.js';
 import { createSummaryService } from './modules/account/summary.service.js';
+import { createCsrf } from './modules/dashboard/dashboard-http.js';
+import { createSessionsRepo } from './modules/dashboard/sessions.repo.js';
+import { createSessionsService } from './modules/dashboard/sessions.service.js';
 import { authPeriodicTasks } from './modules/auth/auth.jobs.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -217,6 +220,11 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     sandboxLimit: config.sandboxLimit,
     now: clock,
   });
+  // The dashboard: server-side sessions and CSRF tokens keyed by the link secret (a purpose of its own).
+  const dashboard = {
+    sessions: createSessionsService({ repo: createSessionsRepo(), now: clock }),
+    csrf: createCsrf(config.signingLinkSecret, config.dashboardUrl),
+  };
   // One idempotency core for REST's Idempotency-Key and MCP's idempotencyKey: one charge per key either way.
   const idempotency = createIdempotency({ db, repo: repos.idempotency, leaseMs: config.idempotencyLeaseMs, ttlMs: config.idempotencyTtlHours * 3_600_000 });
   // A reconnected listener may have missed revocations: drop every cached key.
@@ -279,6 +287,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     x402Repo,
     auth,
     walletTokens,
+    dashboard,
     storage,
     email,
     local,

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   WALLET_JWT_REQUIRED: [403, 'This route accepts only a wallet JWT.'],
   FORBIDDEN: [403, 'The credentials are valid but not allowed on this route.'],
   CONTRACT_WALLET_UNSUPPORTED: [400, 'The signature is not a 65-byte EOA signature: smart-contract wallets (EIP-1271, ERC-6492) need an RPC, which wallet sign-in does not use.'],
+  CSRF_TOKEN_INVALID: [403, 'A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again).'],
   PRODUCT_NOT_FOUND: [404, 'No such product: the one product that can be enabled is PRODUCT_ID (default service_id).'],
   // Billing
   INSUFFICIENT_BALANCE: [402, 'The balance is below the price of the call; top up at topUpUrl.'],

@@ -41,6 +41,8 @@ export const apiKeys = pgTable(
     prefix: text('prefix').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    /** Written at most once a minute per key and process (the auth hot path must not write on every call). */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
   },
   (t) => [index('api_keys_customer_idx').on(t.customerId)],
 );

@@ -10,3 +10,4 @@ export * from './auth.js';
 export * from './x402.js';
 export * from './templates.js';
 export * from './verifications.js';
+export * from './dashboard.js';

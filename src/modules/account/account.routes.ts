@@ -10,8 +10,10 @@ import type { AccountService } from './account.service.js';
 import type { ProductsService } from './products.service.js';
 import type { SummaryService } from './summary.service.js';
 
-/** A wallet JWT only (the dashboard session cookie joins it in a later release). */
+/** A wallet JWT only. */
 const WALLET_ONLY = [{ walletJwt: [] }];
+/** SPEC.md: enabling a product is the account holder's act, by wallet JWT or the dashboard session. */
+const HOLDER_ONLY: Record<string, string[]>[] = [{ walletJwt: [] }, { sessionCookie: [] }];
 
 export function accountRoutes(deps: { db: Db; account: AccountService; summary: SummaryService; products: ProductsService; commitMutation: CommitMutation }) {
   return async function (app: FastifyInstance): Promise<void> {
@@ -59,26 +61,26 @@ export function accountRoutes(deps: { db: Db; account: AccountService; summary: 
     });
 
     r.get('/v1/account/products', {
-      config: { auth: 'customer', noCredentialCode: 'MISSING_AUTH' },
+      config: { auth: 'customer', noCredentialCode: 'MISSING_AUTH', sessionCookie: true },
       schema: {
         operationId: 'listAccountProducts',
         tags: ['Account'],
         summary: 'The products this account has enabled (may be empty)',
-        security: [...SECURITY.read],
+        security: [...SECURITY.read, { sessionCookie: [] }],
         response: { 200: ZProductList, ...errorResponses(CUSTOMER_ERRORS, ['MISSING_AUTH', 'X402_NOT_APPLICABLE']) },
       },
       handler: async (request) => ({ data: await deps.products.list(deps.db, requestContext(request).actor) }),
     });
 
     r.post('/v1/account/products/:product/enable', {
-      config: { auth: 'customer', idempotency: 'optional' },
+      config: { auth: 'customer', idempotency: 'optional', sessionCookie: true },
       schema: {
         operationId: 'enableAccountProduct',
         tags: ['Account'],
-        summary: 'Enable a product for the account (wallet JWT only); idempotent, the same body every time',
-        security: WALLET_ONLY,
+        summary: 'Enable a product for the account (wallet JWT or dashboard session); idempotent, the same body every time',
+        security: HOLDER_ONLY,
         params: ZProductParam,
-        response: { 200: ZProductEnrollment, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, ['FORBIDDEN', 'X402_NOT_APPLICABLE', 'PRODUCT_NOT_FOUND']) },
+        response: { 200: ZProductEnrollment, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, ['FORBIDDEN', 'CSRF_TOKEN_INVALID', 'X402_NOT_APPLICABLE', 'PRODUCT_NOT_FOUND']) },
       },
       handler: async (request, reply) =>
         deps.commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.products.enable(tx, requestContext(request), request.params.product) })),

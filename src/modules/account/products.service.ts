@@ -16,14 +16,14 @@ function refuseX402(actor: Actor): void {
 export function createProductsService(deps: { repo: ProductsRepo; audit: Pick<AuditService, 'customer'>; productId: string }) {
   return {
     /**
-     * Idempotent: the first call enrolls, every later one answers the same body. A wallet JWT (later
-     * also the dashboard session) may enable; an API key may not, since keys are minted for
-     * integrations and enrollment is the account holder's decision.
+     * Idempotent: the first call enrolls, every later one answers the same body. A wallet JWT or the
+     * dashboard session may enable; an API key may not, since keys are minted for integrations and
+     * enrollment is the account holder's decision.
      */
     async enable(tx: Tx, ctx: RequestContext, product: string): Promise<TProductEnrollment> {
       refuseX402(ctx.actor);
       if (ctx.actor.via === 'api_key') {
-        throw new AppError('FORBIDDEN', 'Enabling a product needs the account holder: sign in with the wallet (JWT) or, later, the dashboard; API keys cannot enable products');
+        throw new AppError('FORBIDDEN', 'Enabling a product needs the account holder: sign in with the wallet (JWT) or enable it in the dashboard; API keys cannot enable products');
       }
       if (product !== deps.productId) throw new AppError('PRODUCT_NOT_FOUND', `No product "${product}"; this server offers "${deps.productId}"`, { product });
       const { row, created } = await deps.repo.enable(tx, ctx.actor.customerId, product);

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
+import type { Actor, RequestContext } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { safeEqual } from '../../lib/crypto.js';
+import { createLinkTokens } from '../../lib/link-tokens.js';
+import type { DashboardSession } from './sessions.service.js';
+
+/** SPEC.md's cookie: HttpOnly, SameSite=Lax, host-only, Path=/ (the products routes under /v1 read it too). */
+export const SESSION_COOKIE = 'svc_session';
+/** The browser's CSRF key: forms carry HMAC(secret, this value), which another site can neither read nor forge. */
+export const CSRF_COOKIE = 'svc_csrf';
+export const CSRF_FIELD = '_csrf';
+export const CSRF_HEADER = 'x-csrf-token';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Dashboard pages: `session` needs a signed-in browser (else a redirect to sign-in); `public` does not. */
+    dashboard?: 'session' | 'public';
+    /** A /v1 route that also accepts the dashboard session cookie (SPEC.md: the products routes only). */
+    sessionCookie?: boolean;
+  }
+  interface FastifyRequest {
+    /** The signed-in dashboard browser, set on dashboard routes when the cookie names a live session. */
+    dashboardSession?: DashboardSession;
+  }
+}
+
+export const cookiesOf = (request: FastifyRequest): Record<string, string | undefined> => fastifyCookie.parse(request.headers.cookie ?? '');
+
+/**
+ * Secure whenever the browser reached us over https: DASHBOARD_URL says so, or a trusted proxy does
+ * (X-Forwarded-Proto). A Secure cookie over plain http is never sent back, which would break local use.
+ */
+export function cookieOptions(request: FastifyRequest, dashboardUrl: string, maxAgeSeconds?: number) {
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: dashboardUrl.startsWith('https:') || request.protocol === 'https',
+    ...(maxAgeSeconds !== undefined && { maxAge: maxAgeSeconds }),
+  };
+}
+
+/** CSRF tokens derived from the browser's CSRF cookie (signed double submit: the server secret makes the pair unforgeable). */
+export function createCsrf(secret: string, dashboardUrl: string) {
+  const tokens = createLinkTokens(secret, 'dashboard-csrf');
+  return {
+    /** The token for forms on this page; gives the browser its CSRF cookie first if it has none. */
+    tokenFor(request: FastifyRequest, reply: FastifyReply): string {
+      let key = cookiesOf(request)[CSRF_COOKIE];
+      if (!key || key.length < 32 || key.length > 64) {
+        key = randomBytes(32).toString('base64url');
+        reply.setCookie(CSRF_COOKIE, key, cookieOptions(request, dashboardUrl));
+      }
+      return tokens.token(key);
+    },
+
+    /** Throws CSRF_TOKEN_INVALID unless the request carries the token of its own CSRF cookie (form field or header). */
+    verify(request: FastifyRequest): void {
+      const key = cookiesOf(request)[CSRF_COOKIE];
+      const body = request.body as Record<string, unknown> | undefined;
+      const header = request.headers[CSRF_HEADER];
+      const given = typeof body?.[CSRF_FIELD] === 'string' ? (body[CSRF_FIELD] as string) : typeof header === 'string' ? header : undefined;
+      if (!key || !given || !safeEqual(given, tokens.token(key))) {
+        throw new AppError('CSRF_TOKEN_INVALID', 'This form has expired or did not come from the dashboard: reload the page and try again');
+      }
+    },
+  };
+}
+
+export type Csrf = ReturnType<typeof createCsrf>;
+
+/** The session as the caller the services know; test-mode pages read test data (Stripe's "view test data"). */
+export function sessionActor(session: DashboardSession, mode: 'live' | 'test' = 'live'): Actor {
+  return { customerId: session.customerId, mode, via: 'session', keyId: null };
+}
+
+export function sessionContext(request: FastifyRequest, mode: 'live' | 'test' = 'live'): RequestContext {
+  const session = request.dashboardSession;
+  if (!session) throw new Error('sessionContext on a dashboard route without a session');
+  return { actor: sessionActor(session, mode), requestId: request.id, ip: request.ip, testModeHeader: false };
+}
+
+/**
+ * Where to go after sign-in: only a path inside the dashboard. Anything else (another host, `//evil`,
+ * a backslash trick, a scheme) falls back to the overview: no open redirect.
+ */
+export function safeReturnTo(value: unknown): string {
+  if (typeof value !== 'string' || value.length > 512) return '/dashboard';
+  if (!/^\/dashboard(?:[/?#]|$)/.test(value) || /[\\\s]|\/\/|%2f|%5c/i.test(value)) return '/dashboard';
+  return value;
+}

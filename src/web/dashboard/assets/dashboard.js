@@ -1,0 +1,46 @@
+// The dashboard's only script: copy buttons, confirmations before destructive forms, and the products
+// call (SPEC.md's POST /v1/account/products/{product}/enable with the session cookie and the CSRF header).
+const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+
+for (const button of document.querySelectorAll('[data-copy]')) {
+  button.addEventListener('click', async () => {
+    const source = document.getElementById(button.getAttribute('data-copy'));
+    if (!source) return;
+    try {
+      await navigator.clipboard.writeText(source.textContent.trim());
+      button.textContent = 'Copied';
+    } catch {
+      // No clipboard permission (plain http, an old browser): select the text so Ctrl+C works.
+      getSelection().selectAllChildren(source);
+      button.textContent = 'Press Ctrl+C';
+    }
+  });
+}
+
+for (const form of document.querySelectorAll('form[data-confirm]')) {
+  form.addEventListener('submit', (event) => {
+    if (!confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+  });
+}
+
+for (const button of document.querySelectorAll('button[data-enable-product]')) {
+  button.addEventListener('click', async () => {
+    const product = button.getAttribute('data-enable-product');
+    const status = document.getElementById(button.getAttribute('aria-describedby') ?? '');
+    button.setAttribute('aria-busy', 'true');
+    try {
+      const res = await fetch(`/v1/account/products/${encodeURIComponent(product)}/enable`, {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'x-csrf-token': csrf },
+      });
+      const body = await res.json();
+      if (!res.ok) throw new Error(body.error ?? `HTTP ${res.status}`);
+      location.reload();
+    } catch (err) {
+      if (status) status.textContent = `Could not enable: ${err.message}`;
+    } finally {
+      button.removeAttribute('aria-busy');
+    }
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The dashboard's HTML shell: Pico CSS (served by us), a top bar with the account and sign-out, the
+ * section nav, and the page's own body. Pages are server-rendered; dashboard.js adds the copy buttons,
+ * confirmations and the products call, and every page works without it except those.
+ */
+import { escapeHtml } from '../signing/page.js';
+
+export { escapeHtml };
+
+/** Strict CSP: our own scripts and styles only, no inline script, no framing. */
+export const DASHBOARD_CSP = {
+  'default-src': ["'none'"],
+  'script-src': ["'self'"],
+  'style-src': ["'self'"],
+  'img-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'font-src': ["'self'"],
+  'base-uri': ["'none'"],
+  'form-action': ["'self'"],
+  'frame-ancestors': ["'none'"],
+  'object-src': ["'none'"],
+} as const;
+
+export const NAV = [
+  { id: 'overview', href: '/dashboard', label: 'Overview' },
+  { id: 'keys', href: '/dashboard/keys', label: 'API keys' },
+  { id: 'billing', href: '/dashboard/billing', label: 'Billing' },
+  { id: 'envelopes', href: '/dashboard/envelopes', label: 'Envelopes' },
+  { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
+  { id: 'products', href: '/dashboard/products', label: 'Products' },
+] as const;
+
+export type NavId = (typeof NAV)[number]['id'];
+
+export type PageShell = {
+  title: string;
+  /** `app-<hash>` from loadDashboardAssets. */
+  assets: string;
+  /** The form token for this browser (sign-out and the page's own forms). */
+  csrf: string;
+  /** Signed-in pages: the account shown in the top bar and the highlighted nav entry. */
+  account?: { email: string; active: NavId };
+  /** A one-line notice above the page (after a redirect): text only. */
+  flash?: { kind: 'ok' | 'error'; text: string };
+  /** The page's HTML; every value in it was escaped by the page. */
+  body: string;
+};
+
+export function renderPage(p: PageShell): string {
+  const a = `/dashboard/assets/${p.assets}`;
+  const nav = p.account
+    ? `<nav class="sections" aria-label="Dashboard sections"><ul>${NAV.map(
+        (n) => `<li><a href="${n.href}"${n.id === p.account!.active ? ' aria-current="page"' : ''}>${n.label}</a></li>`,
+      ).join('')}</ul></nav>`
+    : '';
+  const account = p.account
+    ? `<ul><li class="account-email" title="${escapeHtml(p.account.email)}">${escapeHtml(p.account.email)}</li><li><form method="post" action="/dashboard/sign-out" class="inline">${csrfField(p.csrf)}<button type="submit" class="secondary outline">Sign out</button></form></li></ul>`
+    : '';
+  const flash = p.flash ? `<p class="flash ${p.flash.kind}" role="${p.flash.kind === 'error' ? 'alert' : 'status'}">${escapeHtml(p.flash.text)}</p>` : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="csrf-token" content="${escapeHtml(p.csrf)}">
+<title>${escapeHtml(p.title)} · Signet</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${a}/pico.min.css">
+<link rel="stylesheet" href="${a}/dashboard.css">
+<script type="module" src="${a}/dashboard.js"></script>
+</head>
+<body>
+<header class="container topbar">
+<nav aria-label="Account"><ul><li><a href="/dashboard" class="brand"><strong>Signet</strong></a></li></ul>${account}</nav>
+${nav}
+</header>
+<main class="container">
+${flash}
+${p.body}
+</main>
+<footer class="container"><small><a href="/docs">API reference</a> · <a href="/llms.txt">llms.txt</a></small></footer>
+</body>
+</html>`;
+}
+
+export const csrfField = (token: string): string => `<input type="hidden" name="_csrf" value="${escapeHtml(token)}">`;
+
+/** A table that scrolls inside its own box on a narrow screen, so the page never gets wider than the viewport. */
+export const scrollTable = (head: string[], rows: string[][], caption?: string): string =>
+  `<div class="overflow-auto"><table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}<thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`)
+    .join('')}</tbody></table></div>`;
+
+/** Dates as people read them, in UTC (the API's timezone), with the exact instant in a <time> element. */
+export const when = (d: Date | string | null): string => {
+  if (d === null) return '—';
+  const date = typeof d === 'string' ? new Date(d) : d;
+  const iso = date.toISOString();
+  return `<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+};
