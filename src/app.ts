@@ -20,7 +20,14 @@ import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
+import { billingSection } from './modules/dashboard/billing.routes.js';
+import { envelopePagesSection } from './modules/dashboard/envelope-pages.routes.js';
+import { keysSection } from './modules/dashboard/keys.routes.js';
+import { overviewSection } from './modules/dashboard/overview.routes.js';
+import { productPagesSection } from './modules/dashboard/products.routes.js';
+import { webhookPagesSection } from './modules/dashboard/webhooks.routes.js';
 import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
+import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
 import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
 import { createMcpEndpoint } from './modules/mcp/mcp-server.js';
 import { mcpTools } from './modules/mcp/mcp-tools.js';
@@ -176,7 +183,15 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       sessions: c.dashboard.sessions,
       csrf: c.dashboard.csrf,
       dashboardUrl: config.dashboardUrl,
-      sections: [],
+      sections: [
+        signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName }),
+        billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),
+        overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
+        keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache }),
+        envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
+        webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
+        productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
+      ],
     }),
   );
   await app.register(stripeWebhookRoutes({ stripeEvents: c.stripeEvents }));

@@ -91,6 +91,11 @@ const ZEnv = z.object({
   STRIPE_SECRET_KEY: optional(z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret key (sk_live_…, sk_test_… or rk_…)')),
   STRIPE_WEBHOOK_SECRET: optional(z.string().regex(/^whsec_[A-Za-z0-9_+/=]+$/, 'must be a Stripe webhook signing secret (whsec_…)')),
   STRIPE_API_URL: optional(url),
+  // The issuer exactly as the provider names it (no trailing-slash trimming: discovery compares it).
+  OIDC_ISSUER: optional(z.url({ protocol: /^https?$/ })),
+  OIDC_CLIENT_ID: optional(z.string().min(1).max(500)),
+  OIDC_CLIENT_SECRET: optional(z.string().min(1).max(2000)),
+  OIDC_PROVIDER_NAME: optional(z.string().min(1).max(60)),
 });
 
 export type Config = Readonly<{
@@ -145,6 +150,8 @@ export type Config = Readonly<{
   x402: X402Config | undefined;
   /** Stripe (Identity now, card top-ups later); undefined (off) without STRIPE_SECRET_KEY. */
   stripe: StripeConfig | undefined;
+  /** Dashboard sign-in through OpenID Connect; undefined: emailed sign-in links instead. */
+  oidc: OidcConfig | undefined;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
   generatedSecrets: readonly { name: string; file: string }[];
 }>;
@@ -172,7 +179,32 @@ export type StripeConfig = Readonly<{
   apiUrl: string | undefined;
 }>;
 
+export type OidcConfig = Readonly<{
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** "Sign in with <name>": OIDC_PROVIDER_NAME, else the issuer's host. */
+  providerName: string;
+}>;
+
 export class ConfigError extends Error {}
+
+function oidcConfig(e: z.infer<typeof ZEnv>): OidcConfig | undefined {
+  const required = { OIDC_ISSUER: e.OIDC_ISSUER, OIDC_CLIENT_ID: e.OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: e.OIDC_CLIENT_SECRET };
+  const missing = Object.entries(required).filter(([, v]) => v === undefined).map(([k]) => k);
+  if (missing.length === Object.keys(required).length) {
+    if (e.OIDC_PROVIDER_NAME !== undefined) throw new ConfigError('Invalid configuration: OIDC_PROVIDER_NAME: requires OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET');
+    return undefined;
+  }
+  if (missing.length) throw new ConfigError(`Invalid configuration: ${missing[0]}: required when OpenID Connect is configured (set all of ${Object.keys(required).join(', ')})`);
+  const issuer = new URL(e.OIDC_ISSUER!);
+  // Tokens and the client secret cross this connection: plain http only to a provider on this machine.
+  if (issuer.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname)) {
+    throw new ConfigError('Invalid configuration: OIDC_ISSUER: must be https (http only for localhost, 127.0.0.1 or [::1])');
+  }
+  if (issuer.search || issuer.hash) throw new ConfigError('Invalid configuration: OIDC_ISSUER: must have no query or fragment');
+  return Object.freeze({ issuer: e.OIDC_ISSUER!, clientId: e.OIDC_CLIENT_ID!, clientSecret: e.OIDC_CLIENT_SECRET!, providerName: e.OIDC_PROVIDER_NAME ?? issuer.host });
+}
 
 function stripeConfig(e: z.infer<typeof ZEnv>): StripeConfig | undefined {
   if (e.STRIPE_SECRET_KEY === undefined) {
@@ -238,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   // Before any secret is generated: a refused configuration leaves DATA_DIR untouched.
   const stripe = stripeConfig(e);
+  const oidc = oidcConfig(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
   const publicUrl = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
@@ -287,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpEnabled: e.MCP_ENABLED,
     x402: x402Config(e),
     stripe,
+    oidc,
     generatedSecrets: Object.freeze(generated),
   });
 }

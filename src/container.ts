@@ -12,11 +12,16 @@ import { createAccountRepo } from './modules/account/account.repo.js';
 import { createAccountService } from './modules/account/account.service.js';
 import { createProductsRepo } from './modules/account/products.repo.js';
 import { createProductsService } from './modules/account/products.service.js';
+import { createApiKeysService } from './modules/account/api-keys.service.js';
 import { createSummaryRepo } from './modules/account/summary.repo.js';
 import { createSummaryService } from './modules/account/summary.service.js';
 import { createCsrf } from './modules/dashboard/dashboard-http.js';
 import { createSessionsRepo } from './modules/dashboard/sessions.repo.js';
 import { createSessionsService } from './modules/dashboard/sessions.service.js';
+import { sendSignInLinkJob, signInPeriodicTasks } from './modules/dashboard/sign-in.jobs.js';
+import { createSignInRepo } from './modules/dashboard/sign-in.repo.js';
+import { createSignInService } from './modules/dashboard/sign-in.service.js';
+import { createOidcClient } from './providers/oidc/index.js';
 import { authPeriodicTasks } from './modules/auth/auth.jobs.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -63,6 +68,10 @@ import { createVerificationsRepo } from './modules/verifications/verifications.r
 import { createVerificationsService } from './modules/verifications/verifications.service.js';
 import { createIdentityProviders, type StripeVerificationSession } from './providers/identity/index.js';
 import { createStripeClient, stripeEventVerifier } from './providers/payments/stripe-client.js';
+import { createStripeCardCheckout, type CheckoutSessionSnapshot } from './providers/payments/card-checkout.js';
+import { topUpPeriodicTasks } from './modules/billing/top-ups.jobs.js';
+import { createTopUpsRepo } from './modules/billing/top-ups.repo.js';
+import { CHECKOUT_EVENTS, createTopUpsService } from './modules/billing/top-ups.service.js';
 import { deliverJob } from './modules/webhooks/webhooks.jobs.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -106,6 +115,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo }),
     summary: createSummaryService({ repo: summaryRepo, now: clock }),
     products: createProductsService({ repo: createProductsRepo(), audit, productId: config.productId }),
+    apiKeys: createApiKeysService({ accounts: repos.accounts, audit }),
     ops: createOpsService({ accounts: repos.accounts, billing, audit, auditRepo: repos.audit, sandboxLimit: config.sandboxLimit }),
   };
 
@@ -145,11 +155,27 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     now: clock,
   });
   const applySession: StripeEventHandler = (tx, event, op) => verifications.applyStripeSession(tx, event.data.object as StripeVerificationSession, op);
+  // Card top-ups: Stripe Checkout when Stripe and its webhook are configured (only the webhook credits a
+  // payment: without it Signet would take money it never books); otherwise operators credit balances.
+  const topUps = createTopUpsService({
+    db,
+    repo: createTopUpsRepo(),
+    accounts: repos.accounts,
+    billing,
+    audit,
+    checkout: stripe && config.stripe?.webhookSecret ? createStripeCardCheckout(stripe) : undefined,
+    dashboardUrl: config.dashboardUrl,
+    now: clock,
+  });
+  const applyCheckout: StripeEventHandler = (tx, event, op) => topUps.applyCheckoutEvent(tx, event.type, event.data.object as CheckoutSessionSnapshot, op);
   const stripeEvents = createStripeEventsService({
     db,
     repo: createStripeEventsRepo(),
     verify: stripe && config.stripe?.webhookSecret ? stripeEventVerifier(stripe, config.stripe.webhookSecret) : undefined,
-    handlers: Object.fromEntries(['verified', 'requires_input', 'processing', 'canceled'].map((s) => [`identity.verification_session.${s}`, applySession])),
+    handlers: {
+      ...Object.fromEntries(['verified', 'requires_input', 'processing', 'canceled'].map((s) => [`identity.verification_session.${s}`, applySession])),
+      ...Object.fromEntries(Object.values(CHECKOUT_EVENTS).map((type) => [type, applyCheckout])),
+    },
   });
   // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.
   const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit });
@@ -221,9 +247,31 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     now: clock,
   });
   // The dashboard: server-side sessions and CSRF tokens keyed by the link secret (a purpose of its own).
+  const sessions = createSessionsService({ repo: createSessionsRepo(), now: clock });
   const dashboard = {
-    sessions: createSessionsService({ repo: createSessionsRepo(), now: clock }),
+    sessions,
     csrf: createCsrf(config.signingLinkSecret, config.dashboardUrl),
+    // Sign-in: OpenID Connect when OIDC_* is set (discovered on the first sign-in), else emailed links.
+    signIn: createSignInService({
+      db,
+      repo: createSignInRepo(),
+      accounts: repos.accounts,
+      sessions,
+      audit,
+      oidc:
+        config.oidc &&
+        createOidcClient({
+          issuer: config.oidc.issuer,
+          clientId: config.oidc.clientId,
+          clientSecret: config.oidc.clientSecret,
+          redirectUri: `${config.dashboardUrl}/auth/callback`,
+          onError: (err, during) => logger.warn({ err: (err as Error).message, during }, 'OpenID Connect provider error'),
+        }),
+      signingLinkSecret: config.signingLinkSecret,
+      dashboardUrl: config.dashboardUrl,
+      sandboxLimit: config.sandboxLimit,
+      now: clock,
+    }),
   };
   // One idempotency core for REST's Idempotency-Key and MCP's idempotencyKey: one charge per key either way.
   const idempotency = createIdempotency({ db, repo: repos.idempotency, leaseMs: config.idempotencyLeaseMs, ttlMs: config.idempotencyTtlHours * 3_600_000 });
@@ -261,9 +309,10 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         send: (req) => postWebhook({ ...req, ...webhookPolicy, timeoutMs: config.webhookTimeoutMs }),
       }),
       sendCodeJob({ db, codes: verifications, email, outbox }),
+      sendSignInLinkJob({ db, signIn: dashboard.signIn, email }),
       ...(overrides.jobs ?? []),
     ],
-    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : [])],
+    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : [])],
     // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
     onDeadJob: (tx, job, reason, cause) =>
       audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),
@@ -297,6 +346,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     webhooks,
     verifications,
     stripeEvents,
+    topUps,
     signing,
     getSigner,
     idempotency,

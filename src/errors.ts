@@ -19,6 +19,13 @@ export const ERROR_CODES = {
   CONTRACT_WALLET_UNSUPPORTED: [400, 'The signature is not a 65-byte EOA signature: smart-contract wallets (EIP-1271, ERC-6492) need an RPC, which wallet sign-in does not use.'],
   CSRF_TOKEN_INVALID: [403, 'A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again).'],
   PRODUCT_NOT_FOUND: [404, 'No such product: the one product that can be enabled is PRODUCT_ID (default service_id).'],
+  // Dashboard sign-in (HTML pages)
+  SIGN_IN_LINK_INVALID: [410, 'The dashboard sign-in link is unknown, was used already or is older than 15 minutes; ask for a new one.'],
+  SIGN_IN_FLOW_INVALID: [400, 'The OpenID Connect callback does not match a sign-in started in this browser (no or another flow cookie, wrong state, used or older than 10 minutes); start again.'],
+  SIGN_IN_REFUSED: [403, 'The sign-in provider refused the sign-in or it was cancelled there (providerError names its error code).'],
+  SIGN_IN_FAILED: [400, "The sign-in provider's answer did not check out (a used or expired code, a wrong nonce or signature); start again."],
+  SIGN_IN_EMAIL_MISSING: [400, 'The sign-in provider sent no email address, which a new account needs.'],
+  SIGN_IN_PROVIDER_UNAVAILABLE: [503, 'The OpenID Connect provider cannot be reached or answered with an error; try again shortly.'],
   // Billing
   INSUFFICIENT_BALANCE: [402, 'The balance is below the price of the call; top up at topUpUrl.'],
   INSUFFICIENT_CREDITS: [402, "SPEC.md's alias of INSUFFICIENT_BALANCE on create-and-send; same condition and body."],
@@ -75,7 +82,8 @@ export const ERROR_CODES = {
   UPDATE_FAILED: [502, 'The template update failed at the signing engine.'],
   // Operator API
   CUSTOMER_NOT_FOUND: [404, 'No such customer (operator API).'],
-  API_KEY_NOT_FOUND: [404, 'No such API key for this customer (operator API).'],
+  API_KEY_NOT_FOUND: [404, 'No such API key for this customer (operator API, dashboard).'],
+  API_KEY_LIMIT_REACHED: [409, 'The account already has the most active API keys allowed (20); revoke one before minting another (dashboard).'],
   JOB_NOT_FOUND: [404, 'No such job (operator API).'],
   REFUND_ALREADY_COMPLETED: [409, 'This wallet refund was completed already, with the txHash it names (operator API).'],
   JOB_NOT_DEAD: [409, 'Only a dead job can be queued again; this one is queued, running or done (operator API).'],
@@ -97,6 +105,7 @@ export const ERROR_CODES = {
   // Upstreams
   DOCUMENSO_UNAVAILABLE: [503, 'The signing engine errored; retry with backoff and the same Idempotency-Key.'],
   IDENTITY_PROVIDER_UNAVAILABLE: [503, 'The identity provider (Stripe) errored; nothing was charged or stored; retry with the same Idempotency-Key.'],
+  CARD_PROVIDER_UNAVAILABLE: [503, 'The card payment provider (Stripe Checkout) errored while starting a top-up; nothing was charged; try again later.'],
   RELAYSTATION_UNAVAILABLE: [503, 'The billing facilitator errored; retry with backoff and the same Idempotency-Key.'],
   SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable, shutting down).'],
   MCP_DISABLED: [503, 'The MCP endpoint is switched off on this server (MCP_ENABLED=false); use the REST API.'],

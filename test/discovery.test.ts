@@ -95,9 +95,10 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  test('declares the three security schemes', () => {
+  test('declares the four security schemes', () => {
     const schemes = doc.components?.securitySchemes ?? {};
-    assert.deepEqual(Object.keys(schemes).sort(), ['apiKey', 'walletJwt', 'x402']);
+    assert.deepEqual(Object.keys(schemes).sort(), ['apiKey', 'sessionCookie', 'walletJwt', 'x402']);
+    assert.deepEqual(schemes.sessionCookie, { ...schemes.sessionCookie, type: 'apiKey', in: 'cookie', name: 'svc_session' });
     assert.deepEqual(schemes.apiKey, { ...schemes.apiKey, type: 'http', scheme: 'bearer' });
     assert.deepEqual(schemes.walletJwt, { ...schemes.walletJwt, type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     assert.deepEqual(schemes.x402, { ...schemes.x402, type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE' });

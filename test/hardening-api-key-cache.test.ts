@@ -39,6 +39,7 @@ test('a revocation NOTIFY that lands between the key read and the cache write is
       await readGate;
       return { id: 'k', customerId: 'c', mode: 'live' as const, prefix: apiKey.slice(0, 17) };
     },
+    touchKey: async () => {},
   } as unknown as AccountRepo;
   const resolve = apiKeyResolver({ db: {} as Db, accounts, cache });
   const resolving = resolve({} as FastifyRequest, apiKey);
@@ -54,7 +55,7 @@ test('a read that started after the eviction is cached', async () => {
   const cache = createApiKeyCache({ ttlMs: 30_000 });
   const apiKey = `svc_live_${randomBytes(16).toString('hex')}`;
   cache.evict(sha256Hex(apiKey));
-  const accounts = { findActiveKeyByHash: async () => ({ id: 'k', customerId: 'c', mode: 'live' as const, prefix: 'p' }) } as unknown as AccountRepo;
+  const accounts = { findActiveKeyByHash: async () => ({ id: 'k', customerId: 'c', mode: 'live' as const, prefix: 'p' }), touchKey: async () => {} } as unknown as AccountRepo;
   await apiKeyResolver({ db: {} as Db, accounts, cache })({} as FastifyRequest, apiKey);
   assert.equal(cache.get(sha256Hex(apiKey))?.customerId, 'c');
 });

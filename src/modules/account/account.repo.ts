@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { apiKeys, customers } from '../../db/schema/index.js';
 import { API_KEYS_CHANNEL } from './api-key-cache.js';
@@ -18,6 +18,9 @@ export function createAccountRepo() {
       .from(apiKeys)
       .where(and(eq(apiKeys.keyHash, sql.placeholder('keyHash')), isNull(apiKeys.revokedAt)))
       .prepare('account_find_active_key'),
+  );
+  const touchKeyStmt = preparedPer((tx) =>
+    tx.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(eq(apiKeys.id, sql.placeholder('id'))).prepare('account_touch_key'),
   );
 
   return {
@@ -55,6 +58,21 @@ export function createAccountRepo() {
 
     async listKeys(tx: DbOrTx, customerId: string): Promise<ApiKeyRow[]> {
       return tx.select().from(apiKeys).where(eq(apiKeys.customerId, customerId)).orderBy(desc(apiKeys.createdAt));
+    },
+
+    /**
+     * The customer's active keys, counted under a lock on the customer row: two mints at once queue
+     * here, so neither can pass the limit on a count the other is about to change.
+     */
+    async countActiveKeysLocked(tx: DbOrTx, customerId: string): Promise<number> {
+      await tx.select({ id: customers.id }).from(customers).where(eq(customers.id, customerId)).for('update');
+      const [row] = await tx.select({ n: count() }).from(apiKeys).where(and(eq(apiKeys.customerId, customerId), isNull(apiKeys.revokedAt)));
+      return Number(row.n);
+    },
+
+    /** last_used_at: the resolver calls this at most once a minute per key and process. */
+    async touchKey(tx: DbOrTx, keyId: string): Promise<void> {
+      await touchKeyStmt(tx).execute({ id: keyId });
     },
 
     async revokeKey(tx: DbOrTx, customerId: string, keyId: string): Promise<ApiKeyRow | undefined> {

@@ -12,6 +12,20 @@ const DAY_MS = 86_400_000;
 export function createSummaryService(deps: { repo: SummaryRepo; now?: () => Date }) {
   const now = deps.now ?? (() => new Date());
   return {
+    /**
+     * Net spending per UTC day over the last `days` days, today included, oldest first; a day without
+     * spending is a zero, so a chart gets one bar per day.
+     */
+    async dailySpending(db: DbOrTx, customerId: string, days = 30): Promise<{ date: string; micros: bigint }[]> {
+      const today = now();
+      const dayStart = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
+      const spent = new Map((await deps.repo.spentByDay(db, customerId, new Date(dayStart - (days - 1) * DAY_MS))).map((d) => [d.bucket, d.micros]));
+      return Array.from({ length: days }, (_, i) => {
+        const date = new Date(dayStart - (days - 1 - i) * DAY_MS).toISOString().slice(0, 10);
+        return { date, micros: spent.get(date) ?? 0n };
+      });
+    },
+
     async getSummary(db: DbOrTx, actor: Actor): Promise<TAccountSummary> {
       if (actor.via !== 'wallet_jwt' || !actor.walletAddress) throw new AppError('WALLET_JWT_REQUIRED', 'The account summary is for wallet callers: sign in with GET /v1/auth/challenge and POST /v1/auth/verify and send the JWT');
       const owner = { customerId: actor.customerId, mode: actor.mode };

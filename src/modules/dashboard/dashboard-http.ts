@@ -46,12 +46,16 @@ export function cookieOptions(request: FastifyRequest, dashboardUrl: string, max
 /** CSRF tokens derived from the browser's CSRF cookie (signed double submit: the server secret makes the pair unforgeable). */
 export function createCsrf(secret: string, dashboardUrl: string) {
   const tokens = createLinkTokens(secret, 'dashboard-csrf');
+  // The key given to a browser that had none, per request: a page asks for the token for its own
+  // forms and again for the layout's, and both must match the one cookie the reply sets.
+  const issued = new WeakMap<FastifyRequest, string>();
   return {
     /** The token for forms on this page; gives the browser its CSRF cookie first if it has none. */
     tokenFor(request: FastifyRequest, reply: FastifyReply): string {
-      let key = cookiesOf(request)[CSRF_COOKIE];
+      let key = issued.get(request) ?? cookiesOf(request)[CSRF_COOKIE];
       if (!key || key.length < 32 || key.length > 64) {
         key = randomBytes(32).toString('base64url');
+        issued.set(request, key);
         reply.setCookie(CSRF_COOKIE, key, cookieOptions(request, dashboardUrl));
       }
       return tokens.token(key);
@@ -90,5 +94,7 @@ export function sessionContext(request: FastifyRequest, mode: 'live' | 'test' = 
 export function safeReturnTo(value: unknown): string {
   if (typeof value !== 'string' || value.length > 512) return '/dashboard';
   if (!/^\/dashboard(?:[/?#]|$)/.test(value) || /[\\\s]|\/\/|%2f|%5c/i.test(value)) return '/dashboard';
+  // Dot segments (`/dashboard/../x`, also percent-encoded) would leave the dashboard once the browser resolves them.
+  if (/\/(?:\.|%2e){1,2}(?:[/?#]|$)/i.test(value)) return '/dashboard';
   return value;
 }

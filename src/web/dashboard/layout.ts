@@ -86,9 +86,12 @@ ${p.body}
 
 export const csrfField = (token: string): string => `<input type="hidden" name="_csrf" value="${escapeHtml(token)}">`;
 
-/** A table that scrolls inside its own box on a narrow screen, so the page never gets wider than the viewport. */
+/**
+ * A table that scrolls inside its own box on a narrow screen, so the page never gets wider than the
+ * viewport. The box takes keyboard focus so it can be scrolled without a mouse (WCAG 2.1.1).
+ */
 export const scrollTable = (head: string[], rows: string[][], caption?: string): string =>
-  `<div class="overflow-auto"><table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}<thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
+  `<div class="overflow-auto" tabindex="0"${caption ? ` role="region" aria-label="${escapeHtml(caption)}"` : ''}><table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}<thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
     .map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`)
     .join('')}</tbody></table></div>`;
 

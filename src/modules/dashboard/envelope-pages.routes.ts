@@ -1,0 +1,50 @@
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Db } from '../../db/client.js';
+import { ENVELOPE_STATUSES } from '../../engine/engine.js';
+import { envelopeDetailPage, envelopeListPage } from '../../web/dashboard/envelopes.js';
+import type { EnvelopesService } from '../envelopes/envelopes.service.js';
+import { sessionContext } from './dashboard-http.js';
+import type { DashboardSection } from './dashboard.routes.js';
+import { ZMode, ZModeQuery, ZPageNumber } from './page-query.js';
+
+const PER_PAGE = 20;
+
+const ZListQuery = z.object({ mode: ZMode, status: z.enum(ENVELOPE_STATUSES).optional().catch(undefined), page: ZPageNumber });
+const ZIdParam = z.object({ id: z.string() });
+
+/**
+ * GET /dashboard/envelopes (status filter, paging, ?mode=test), GET /dashboard/envelopes/:id (recipients
+ * and events), GET /dashboard/envelopes/:id/download (the sealed PDF once COMPLETED). Reads go through
+ * the envelope service, so ownership and the 404 for anyone else's envelope are the API's own.
+ */
+export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesService, 'list' | 'get' | 'download'> }): DashboardSection {
+  return (kit) => async (app) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const config = { dashboard: 'session' as const };
+
+    r.get('/dashboard/envelopes', { config, schema: { querystring: ZListQuery } }, async (request, reply) => {
+      const { mode, status } = request.query;
+      const { page } = request.query;
+      const ctx = sessionContext(request, mode);
+      const { rows, total } = await deps.envelopes.list(deps.db, ctx, { status }, { style: 'offset', limit: PER_PAGE, offset: (page - 1) * PER_PAGE });
+      const body = envelopeListPage({ mode, status, statuses: ENVELOPE_STATUSES, page, perPage: PER_PAGE, total, rows });
+      return kit.render(request, reply, { title: 'Envelopes', active: 'envelopes', body });
+    });
+
+    r.get('/dashboard/envelopes/:id', { config, schema: { params: ZIdParam, querystring: ZModeQuery } }, async (request, reply) => {
+      const { mode } = request.query;
+      const envelope = await deps.envelopes.get(deps.db, sessionContext(request, mode), request.params.id);
+      return kit.render(request, reply, { title: envelope.title ?? 'Untitled envelope', active: 'envelopes', body: envelopeDetailPage(envelope, mode) });
+    });
+
+    r.get('/dashboard/envelopes/:id/download', { config, schema: { params: ZIdParam, querystring: ZModeQuery } }, async (request, reply) => {
+      const ctx = sessionContext(request, request.query.mode);
+      const { bytes, filename } = await deps.db.transaction((tx) => deps.envelopes.download(tx, ctx, request.params.id, 'signed'));
+      return reply
+        .type('application/pdf')
+        .header('content-disposition', `attachment; filename="${filename}"`)
+        .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    });
+  };
+}

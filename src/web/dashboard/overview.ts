@@ -1,0 +1,60 @@
+/** GET /dashboard: the balance, test sends, the spending chart, recent envelopes, and first steps for a new account. */
+import { dollars, spendingChart, type DaySpend } from './chart.js';
+import { escapeHtml, scrollTable } from './layout.js';
+import { badge, pageHeader, query, shortWhen, type Mode } from './parts.js';
+
+export type EnvelopeListItem = { envelopeId: string; title: string | null; status: string; recipients: unknown[]; createdAt: string };
+
+export type OverviewView = {
+  mode: Mode;
+  publicUrl: string;
+  account: { name: string; creditsFormatted: string; sandboxUsed: number; sandboxLimit: number };
+  spending: DaySpend[];
+  recent: EnvelopeListItem[];
+  /** No active API key: the page leads with how to start. */
+  needsKey: boolean;
+};
+
+export const envelopeLink = (e: { envelopeId: string; title: string | null }, mode: Mode): string =>
+  `<a class="wrap" href="/dashboard/envelopes/${escapeHtml(e.envelopeId)}${query({ mode })}">${e.title ? escapeHtml(e.title) : '<em>Untitled envelope</em>'}</a>`;
+
+export const ENVELOPE_COLUMNS = ['Envelope', 'Status', 'Recipients', 'Created (UTC)'];
+
+export const envelopeRows = (list: EnvelopeListItem[], mode: Mode): string[][] =>
+  list.map((e) => [envelopeLink(e, mode), badge(e.status), String(e.recipients.length), shortWhen(e.createdAt)]);
+
+function firstSteps(v: OverviewView): string {
+  const curl = `curl ${v.publicUrl}/v1/envelopes \\
+  -H "Authorization: Bearer svc_test_…" \\
+  -H "Idempotency-Key: $(uuidgen)" \\
+  -F pdf=@contract.pdf \\
+  -F 'payload={"title":"First contract","recipients":[{"email":"ada@example.com","name":"Ada","role":"SIGNER"}]}'`;
+  return `<article class="first-steps" aria-labelledby="first-steps-title">
+<header><h2 id="first-steps-title">Get started in three steps</h2></header>
+<ol>
+<li><strong><a href="/dashboard/keys">Create an API key.</a></strong> A test key (<code>svc_test_</code>) sends free test envelopes; a live key is charged from your balance.</li>
+<li><strong>Send your first envelope</strong> with a PDF and a recipient (put a <code>{{signature, r1}}</code> marker in the PDF, or give fields):
+<pre><code>${escapeHtml(curl)}</code></pre></li>
+<li><strong><a href="/dashboard/webhooks">Listen for events</a></strong> with a webhook, or poll <code>GET /v1/envelopes/{id}/status</code>.</li>
+</ol>
+<footer><a role="button" href="/dashboard/keys">Create your first API key</a></footer>
+</article>`;
+}
+
+export function overviewPage(v: OverviewView): string {
+  const spent = v.spending.reduce((a, d) => a + (d.micros > 0n ? d.micros : 0n), 0n);
+  const left = Math.max(0, v.account.sandboxLimit - v.account.sandboxUsed);
+  const stats = `<section class="stats" aria-label="Account at a glance">
+<article><small>Balance</small><span class="value">${escapeHtml(v.account.creditsFormatted)}</span><a href="/dashboard/billing">Top up</a></article>
+<article><small>Free test sends</small><span class="value">${v.account.sandboxUsed} <small>of ${v.account.sandboxLimit}</small></span><progress value="${Math.min(v.account.sandboxUsed, v.account.sandboxLimit)}" max="${Math.max(v.account.sandboxLimit, 1)}" aria-label="Free test sends used"></progress><small>${left} left</small></article>
+<article><small>Spent, last 30 days</small><span class="value">${escapeHtml(dollars(spent))}</span><a href="/dashboard/billing">Usage history</a></article>
+</section>`;
+  const recent = v.recent.length
+    ? scrollTable(ENVELOPE_COLUMNS, envelopeRows(v.recent, v.mode))
+    : `<p class="muted">No ${v.mode === 'test' ? 'test ' : ''}envelopes yet.${v.needsKey ? ' Create an API key, then send one with <code>POST /v1/envelopes</code>.' : ' Send one with <code>POST /v1/envelopes</code>.'}</p>`;
+  return `${pageHeader({ title: 'Overview', lead: v.account.name, path: '/dashboard', mode: v.mode })}
+${v.needsKey ? firstSteps(v) : ''}
+${stats}
+<article aria-labelledby="spending-heading"><header><h2 id="spending-heading">Spending</h2></header>${spendingChart(v.spending)}</article>
+<article aria-labelledby="recent-heading"><header class="split"><h2 id="recent-heading">Recent envelopes</h2><a href="/dashboard/envelopes${query({ mode: v.mode })}">All envelopes →</a></header>${recent}</article>`;
+}
