@@ -173,6 +173,18 @@ describe('POST /dashboard/billing/top-up', () => {
     assert.deepEqual(await rowsOf(c.id), []);
   });
 
+  test('an account can start at most ten top-ups an hour: the eleventh is 429 and never reaches Stripe', async () => {
+    const c = await newCustomer();
+    for (let i = 0; i < 10; i++) await started(c.browser, { amount: '10' });
+    const calls = stripe.requests.length;
+    const res = await startTopUp(c.browser, { amount: '10' });
+    assert.equal(res.statusCode, 429, res.body);
+    assert.equal(res.headers['retry-after'], '3600');
+    assert.match(res.body, /At most 10 top-ups can be started in an hour/);
+    assert.equal(stripe.requests.length, calls);
+    assert.equal((await rowsOf(c.id)).length, 10);
+  });
+
   test('without the CSRF token (or with another browser\'s) it is refused and nothing starts', async () => {
     const c = await newCustomer();
     const other = await newCustomer();

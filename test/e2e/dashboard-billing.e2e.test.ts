@@ -6,21 +6,18 @@
  * errors, axe-core with no serious or critical violations; screenshots in test-artifacts/.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import Stripe from 'stripe';
 import { createTestApp, type TestApp } from '../harness.js';
 import { signInDashboard, type DashboardBrowser } from '../fixtures/dashboard.js';
 import { startStripeStandin, type StripeStandin } from '../fixtures/stripe-standin.js';
-import { artifactPath, freePort, launchChromium } from './helpers.js';
+import { artifactPath, assertPageFitsAndIsAccessible, freePort, launchChromium, watchPage } from './helpers.js';
 
 const SECRET_KEY = 'sk_test_standin0123456789';
 const WEBHOOK_SECRET = 'whsec_standin0123456789abcdef';
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 900 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('card top-up in Chromium', () => {
   let t: TestApp;
@@ -64,31 +61,7 @@ describe('card top-up in Chromium', () => {
       { name: 'svc_csrf', value: signedIn.csrfKey, url: base, httpOnly: true, sameSite: 'Lax' },
     ]);
     const page = await browser.context.newPage();
-    const problems: string[] = [];
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    const onDashboard = () => page.url().startsWith(`${base}/dashboard`);
-    page.on('pageerror', (err) => onDashboard() && problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => msg.type() === 'error' && onDashboard() && problems.push(`console: ${msg.text()} (${page.url()})`));
-    return { page, problems };
-  }
-
-  async function assertFits(page: Page, width: number): Promise<void> {
-    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(scrollWidth <= width, `the page is ${scrollWidth}px wide at a ${width}px viewport`);
-  }
-
-  async function assertAccessible(page: Page): Promise<void> {
-    // Evaluated through the DevTools protocol, which the page's CSP does not govern.
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-      const result = await axe.run(document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
-    });
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(serious, [], JSON.stringify(serious, null, 2));
+    return { page, problems: await watchPage(page, '/dashboard') };
   }
 
   test('choose $50, pay on the Checkout page, come back to the notice; the signed event credits the balance', async () => {
@@ -96,8 +69,7 @@ describe('card top-up in Chromium', () => {
     await page.goto(`${base}/dashboard/billing`);
     await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
     assert.equal(await page.locator('.stats .value').first().textContent(), '$19.84');
-    await assertFits(page, 1280);
-    await assertAccessible(page);
+    await assertPageFitsAndIsAccessible(page, 'billing', 1280);
     await page.screenshot({ path: artifactPath('billing-topup-1280.png'), fullPage: true });
 
     // Keyboard: the preset is a labelled radio; the button submits the form.
@@ -142,8 +114,7 @@ describe('card top-up in Chromium', () => {
     const { page, problems } = await newPage(PHONE);
     await page.goto(`${base}/dashboard/billing?topup=success`);
     await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
-    await assertFits(page, 375);
-    await assertAccessible(page);
+    await assertPageFitsAndIsAccessible(page, 'billing', 375);
     await page.screenshot({ path: artifactPath('billing-topup-375.png'), fullPage: true });
     assert.deepEqual(problems, []);
   });

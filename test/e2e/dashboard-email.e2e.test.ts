@@ -5,8 +5,6 @@
  * (no serious or critical violation) and the CSP, and is saved to test-artifacts/ at 1280 and 375 px.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import type { BrowserContextOptions, Page } from 'playwright-core';
@@ -14,13 +12,10 @@ import { dashboardSessions } from '../../src/db/schema/index.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { startSmtpServer, type TestSmtpServer } from '../fixtures/smtp.js';
 import { createTestApp, type TestApp } from '../harness.js';
-import { artifactPath, freePort, launchChromium } from './helpers.js';
+import { artifactPath, assertPageFitsAndIsAccessible, freePort, launchChromium, watchPage } from './helpers.js';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-
-type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
 
 describe('dashboard sign-in by email in Chromium', () => {
   let t: TestApp;
@@ -47,26 +42,12 @@ describe('dashboard sign-in by email in Chromium', () => {
     const browser = await launchChromium(options);
     browsers.push(browser);
     const page = await browser.context.newPage();
-    const problems: string[] = [];
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => msg.type() === 'error' && problems.push(`console: ${msg.text()}`));
-    return { page, problems };
+    return { page, problems: await watchPage(page, '') };
   }
 
   /** Fits the width, nothing serious for axe-core, saved as a screenshot. */
   async function check(page: Page, name: string, width: number): Promise<void> {
-    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(scrollWidth <= width, `${name} at ${width} px is ${scrollWidth} px wide`);
-    // The CSP refuses inline scripts, so axe is evaluated through the DevTools protocol.
-    await page.evaluate(AXE_SOURCE);
-    const { violations } = await page.evaluate(async () =>
-      (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(serious.map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `${name} at ${width} px`);
+    await assertPageFitsAndIsAccessible(page, name, width);
     await page.screenshot({ path: artifactPath(`dashboard-sign-in-${name}-${width}.png`), fullPage: true });
   }
 

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../harness.js';
 import { signInDashboard } from '../fixtures/dashboard.js';
 import { startReceiver, type Receiver } from '../fixtures/receiver.js';
-import { apiClient, artifactPath, contractPdf, freePort, launchChromium, waitFor, type Api } from './helpers.js';
+import { apiClient, artifactPath, assertPageFitsAndIsAccessible, contractPdf, freePort, launchChromium, waitFor, type Api } from './helpers.js';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [1280, 375] as const;
-
-type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
 
 /**
  * The dashboard in a real Chromium against a listening server: a key minted in the browser, copied with
@@ -95,27 +90,13 @@ describe('the dashboard in Chromium', () => {
     await waitFor('webhook deliveries', async () => ({ done: receiver.requests.length >= 4 ? true : undefined, seen: receiver.requests.length }));
   }
 
-  async function axe(page: Page): Promise<AxeViolation[]> {
-    // The page's CSP refuses inline scripts, so axe is evaluated through the DevTools protocol instead.
-    await page.evaluate(AXE_SOURCE);
-    const result = await page.evaluate(async () => (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] }));
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  }
-
   /** At each width: the page fits (no sideways scrolling), axe finds nothing serious, and a screenshot is saved. */
   async function checkPage(page: Page, name: string, url: string): Promise<void> {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
       const res = await page.goto(base + url);
       assert.equal(res?.status(), 200, `${name}: ${url} answered ${res?.status()}`);
-      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-      assert.ok(scrollWidth <= width, `${name} at ${width} px is ${scrollWidth} px wide`);
-      const violations = await axe(page);
-      assert.deepEqual(
-        violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`),
-        [],
-        `${name} at ${width} px`,
-      );
+      await assertPageFitsAndIsAccessible(page, name, width);
       await page.screenshot({ path: artifactPath(`dashboard-${name}-${width}.png`), fullPage: true });
     }
   }
@@ -192,8 +173,7 @@ describe('the dashboard in Chromium', () => {
       await page.getByRole('radio', { name: /^Test/ }).check();
       await page.getByRole('button', { name: 'Create key' }).click();
       await page.locator('#new-key').waitFor();
-      assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= width);
-      assert.deepEqual((await axe(page)).map((v) => v.id), []);
+      await assertPageFitsAndIsAccessible(page, 'keys-minted', width);
       await page.screenshot({ path: artifactPath(`dashboard-keys-minted-${width}.png`), fullPage: true });
     }
     await page.close();

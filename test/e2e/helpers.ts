@@ -1,6 +1,8 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,20 +56,41 @@ export async function launchChromium(options: BrowserContextOptions = {}): Promi
 
 /**
  * Collects what would go unnoticed in a headless page: script errors, console errors (failed loads,
- * "Refused to …" from the CSP) and CSP violation events, while the page is on a /sign/ URL.
+ * "Refused to …" from the CSP) and CSP violation events, while the page's path starts with
+ * `pathPrefix` ('' for everywhere). `ignore` drops console errors a test expects (a 4xx the page asked for).
  */
-export async function watchPage(page: Page): Promise<string[]> {
+export async function watchPage(page: Page, pathPrefix = '/sign/', ignore?: RegExp): Promise<string[]> {
   const problems: string[] = [];
   await page.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
   });
-  // Only while on a signing page: the page may send the recipient elsewhere when they finish.
-  const onSigningPage = () => new URL(page.url()).pathname.startsWith('/sign/');
-  page.on('pageerror', (err) => onSigningPage() && problems.push(`pageerror: ${err.message}`));
+  // Only while on the page under test: it may send the person elsewhere (a redirect, Checkout) when they finish.
+  const watched = () => new URL(page.url()).pathname.startsWith(pathPrefix);
+  page.on('pageerror', (err) => watched() && problems.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
-    if (msg.type() === 'error' && onSigningPage()) problems.push(`console: ${msg.text()} (${msg.location().url})`);
+    if (msg.type() === 'error' && watched() && !ignore?.test(msg.text())) problems.push(`console: ${msg.text()} (${msg.location().url})`);
   });
   return problems;
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
+
+/** The page is no wider than `width` (no sideways scrolling) and axe-core finds no serious or critical violation. */
+export async function assertPageFitsAndIsAccessible(page: Page, label: string, width: number): Promise<void> {
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(scrollWidth <= width, `${label} at ${width} px is ${scrollWidth} px wide`);
+  // The pages' CSP refuses inline scripts, so axe is evaluated through the DevTools protocol instead.
+  await page.evaluate(AXE_SOURCE);
+  const { violations } = await page.evaluate(async () =>
+    (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] }),
+  );
+  assert.deepEqual(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`),
+    [],
+    `${label} at ${width} px`,
+  );
 }
 
 /** Draws a signature-like stroke across the pad with real mouse moves (pointer events in the page). */

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../harness.js';
 import { startSmtpServer, type TestSmtpServer } from '../fixtures/smtp.js';
-import { apiClient, freePort, launchChromium, type Api } from './helpers.js';
+import { apiClient, freePort, launchChromium, watchPage, type Api } from './helpers.js';
 
 const SHOTS = '/tmp/shots';
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
@@ -51,18 +51,8 @@ describe('email verification in Chromium', () => {
     const browser = await launchChromium(options);
     browsers.push(browser);
     const page = await browser.context.newPage();
-    // Script errors, failed loads and CSP refusals while on the verification page.
-    const problems: string[] = [];
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    const onPage = () => new URL(page.url()).pathname.startsWith('/verify/');
-    page.on('pageerror', (err) => onPage() && problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      // A refused code answers 4xx by design; the browser logs the status, which is no problem of the page.
-      if (msg.type() === 'error' && onPage() && !/status of 4\d\d/.test(msg.text())) problems.push(`console: ${msg.text()}`);
-    });
-    return { page, problems };
+    // A refused code answers 4xx by design; the browser logs the status, which is no problem of the page.
+    return { page, problems: await watchPage(page, '/verify/', /status of 4\d\d/) };
   }
 
   async function createVerification(email: string, extra: Record<string, unknown> = {}): Promise<{ verificationId: string; verificationUrl: string }> {

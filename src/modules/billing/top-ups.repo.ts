@@ -21,6 +21,12 @@ export function createTopUpsRepo() {
       return rows.length === 1;
     },
 
+    /** Top-ups a customer started since `since`: the bound on how many Checkout Sessions one account can open. */
+    async countStartedSince(tx: DbOrTx, customerId: string, since: Date): Promise<number> {
+      const [row] = await tx.select({ n: sql<number>`count(*)::int` }).from(cardTopUps).where(and(eq(cardTopUps.customerId, customerId), sql`${cardTopUps.createdAt} >= ${since}`));
+      return Number(row.n);
+    },
+
     async findBySession(tx: DbOrTx, checkoutSessionId: string): Promise<TopUpRow | undefined> {
       const [row] = await tx.select().from(cardTopUps).where(eq(cardTopUps.checkoutSessionId, checkoutSessionId));
       return row;

@@ -13,6 +13,9 @@ export const TOP_UP_PRESETS_USD = [10, 25, 50, 100] as const;
 export const TOP_UP_MIN_USD = 5;
 export const TOP_UP_MAX_USD = 10_000;
 
+/** Top-ups one customer may start in an hour: each is a call to Stripe, and a free account could loop. */
+export const TOP_UPS_PER_HOUR = 10;
+
 /** A row that never got a Checkout Session (Stripe failed) is collected after an hour. */
 const UNSENT_TTL_MS = 3_600_000;
 /**
@@ -78,6 +81,10 @@ export function createTopUpsService(deps: {
       const customerId = ctx.actor.customerId;
       const customer = await deps.accounts.findCustomer(deps.db, customerId);
       if (!customer) throw new AppError('UNAUTHORIZED', 'The session no longer resolves to a customer');
+      const hourAgo = new Date(deps.now().getTime() - 3_600_000);
+      if ((await repo.countStartedSince(deps.db, customerId, hourAgo)) >= TOP_UPS_PER_HOUR) {
+        throw new AppError('RATE_LIMITED', `At most ${TOP_UPS_PER_HOUR} top-ups can be started in an hour; finish or wait for one of them`, { retryAfterSeconds: 3600 }, { 'Retry-After': '3600' });
+      }
 
       // The row first, so every Checkout Session Stripe ever holds for us has its row.
       const row = await deps.db.transaction(async (tx) => {

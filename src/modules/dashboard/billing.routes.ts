@@ -80,9 +80,9 @@ export function billingSection(deps: { db: Db; account: Pick<AccountService, 'ge
         const { checkoutUrl } = await deps.topUps.start(sessionContext(request), amountCentsOf(request.body as Record<string, string> | undefined));
         return reply.redirect(checkoutUrl, 303);
       } catch (err) {
-        // The page again, with the form and what went wrong: a refused amount or Stripe not answering.
-        if (err instanceof AppError && (err.code === 'VALIDATION_ERROR' || err.code === 'CARD_PROVIDER_UNAVAILABLE')) {
-          return renderBilling(request, reply, { flash: { kind: 'error', text: err.message }, status: err.status });
+        // The page again, with the form and what went wrong: a refused amount, too many starts, or Stripe not answering.
+        if (err instanceof AppError && (err.code === 'VALIDATION_ERROR' || err.code === 'RATE_LIMITED' || err.code === 'CARD_PROVIDER_UNAVAILABLE')) {
+          return renderBilling(request, reply.headers(err.headers), { flash: { kind: 'error', text: err.message }, status: err.status });
         }
         throw err;
       }
