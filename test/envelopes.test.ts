@@ -209,7 +209,9 @@ describe('markers', () => {
     assert.ok(Math.abs(sig.positionXPercent - 11.76) < 1, `x ${sig.positionXPercent}`);
     assert.ok(sig.positionYPercent > 21 && sig.positionYPercent < 24.3, `y ${sig.positionYPercent}`);
     assert.ok(sig.widthPercent > 5 && sig.widthPercent < 40, `w ${sig.widthPercent}`);
-    assert.ok(sig.heightPercent > 0.5 && sig.heightPercent < 5, `h ${sig.heightPercent}`);
+    // Sized for signing, not to the marker's text: at least 4 % of the page tall and 15 % wide (README).
+    assert.ok(sig.heightPercent >= 4 && sig.heightPercent < 5, `h ${sig.heightPercent}`);
+    assert.ok(sig.widthPercent >= 15, `w ${sig.widthPercent}`);
     const text = env.fields.find((f) => f.type === 'TEXT')!;
     assert.equal(text.recipientEmail, b.email);
     assert.equal(text.page, 2);

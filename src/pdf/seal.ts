@@ -1,6 +1,7 @@
 import { HttpTimestampAuthority, PDF, PdfArray, PdfDict, PdfRef, type PDFPage, type Signer } from '@libpdf/core';
 import { AppError } from '../errors.js';
 import { appendCertificate } from './certificate.js';
+import { finishFonts } from './fonts.js';
 import { materializeInherited, pageGeometry, placementToUserRect, type PageGeometry } from './geometry.js';
 import { removeTextInBoxes } from './redact.js';
 import { coverPlacement, stampField } from './stamp.js';
@@ -24,6 +25,41 @@ export type SealInput = {
  * (ETSI.CAdES.detached) appended as an incremental update over all of it.
  */
 export async function sealDocument(input: SealInput): Promise<Uint8Array> {
+  const pdf = await stampDocument(input);
+  keepFlatPageTree(pdf);
+  appendCertificate(pdf, input.certificate);
+  // Subset the fonts now: pdf.sign saves without subsetting, which would embed each whole font.
+  finishFonts(pdf);
+
+  const tsa = input.tsaUrl ? new HttpTimestampAuthority(input.tsaUrl) : undefined;
+  const { bytes } = await pdf.sign({
+    signer: input.signer,
+    // No parentheses in the reason: @libpdf/core escapes them twice in the literal string.
+    reason: `${input.certificate.test ? 'TEST - test-mode send, not a binding signature; ' : ''}Signed electronically; envelope ${input.certificate.envelopeId}`,
+    subFilter: 'ETSI.CAdES.detached',
+    level: tsa ? 'B-T' : 'B-B',
+    timestampAuthority: tsa,
+    // A timestamp token brings the TSA's certificates along: make room for them.
+    estimatedSize: tsa ? 32_768 : undefined,
+  });
+  return bytes;
+}
+
+export type StampInput = Pick<SealInput, 'original' | 'fields' | 'hide'>;
+
+/**
+ * The document as it stands while the envelope is open, for its recipients (DESIGN §5): marker text
+ * removed and the values of those who already acted stamped, exactly as sealing will, but with no
+ * certificate and no signature. Saved as an incremental update, as the seal is: cheap for a large
+ * upload, and an earlier signature in it stays valid (the prepared bytes stay as they were).
+ */
+export async function renderDocument(input: StampInput): Promise<Uint8Array> {
+  const pdf = await stampDocument(input);
+  return pdf.save({ incremental: true, subsetFonts: true });
+}
+
+/** Loads the document, takes the marker text out, flattens forms and annotations, and stamps every field. */
+async function stampDocument(input: StampInput): Promise<PDF> {
   const pdf = await PDF.load(input.original);
   const pages = pdf.getPages();
   const geometry = pages.map((p) => pageGeometry(pdf, p));
@@ -45,22 +81,7 @@ export async function sealDocument(input: SealInput): Promise<Uint8Array> {
   pages.forEach((page, i) => {
     for (const field of onPage(input.fields, i)) stampField(pdf, page, geometry[i], field);
   });
-
-  keepFlatPageTree(pdf);
-  appendCertificate(pdf, input.certificate);
-
-  const tsa = input.tsaUrl ? new HttpTimestampAuthority(input.tsaUrl) : undefined;
-  const { bytes } = await pdf.sign({
-    signer: input.signer,
-    // No parentheses in the reason: @libpdf/core escapes them twice in the literal string.
-    reason: `${input.certificate.test ? 'TEST - test-mode send, not a binding signature; ' : ''}Signed electronically; envelope ${input.certificate.envelopeId}`,
-    subFilter: 'ETSI.CAdES.detached',
-    level: tsa ? 'B-T' : 'B-B',
-    timestampAuthority: tsa,
-    // A timestamp token brings the TSA's certificates along: make room for them.
-    estimatedSize: tsa ? 32_768 : undefined,
-  });
-  return bytes;
+  return pdf;
 }
 
 type PageTreeInternals = { flattened?: boolean; root?: PdfDict; rootRef?: PdfRef; pages?: PdfRef[] };

@@ -5,23 +5,30 @@ import type { PageBox, Placement } from '../../pdf/types.js';
  * The built-in signing engine's own tables. The envelope service never reads them directly: it goes
  * through the SigningEngine interface, exactly as it would with a remote engine.
  */
-export const engineDocuments = pgTable('engine_documents', {
+export const engineDocuments = pgTable(
+  'engine_documents',
+  {
   id: uuid('id').primaryKey().defaultRandom(),
   numericId: bigserial('numeric_id', { mode: 'number' }).notNull().unique(),
   status: text('status').notNull(),
   title: text('title'),
   originalKey: text('original_key').notNull(),
   signedKey: text('signed_key'),
+  /** SHA-256 of the sealed PDF as we served it: how /verify-document recognises an unchanged copy. */
+  sealedSha256: text('sealed_sha256'),
   sha256: text('sha256').notNull(),
   pages: jsonb('pages').$type<PageBox[]>().notNull(),
   /** Invitations go to the outbox only (test mode). */
   testSend: boolean('test_send').notNull().default(false),
-  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string }>().notNull().default({}),
+  /** The caller's meta, plus `senderName` (the sending account's name, shown in the invitations). */
+  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string }>().notNull().default({}),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   completedAt: timestamp('completed_at', { withTimezone: true }),
-});
+  },
+  (t) => [index('engine_documents_sealed_sha256_idx').on(t.sealedSha256)],
+);
 
 export const engineRecipients = pgTable(
   'engine_recipients',

@@ -1,6 +1,8 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
+import { actedCount, LIVE_STATUSES } from './document-views.js';
+import { progressKey } from './local-engine.js';
 
 export type DocumentRow = typeof engineDocuments.$inferSelect;
 export type RecipientRow = typeof engineRecipients.$inferSelect;
@@ -39,18 +41,23 @@ export function createLocalEngineRepo() {
 
     /**
      * Of the given blob keys of these documents, the ones a row references: a document's original or
-     * sealed PDF, or a recipient's signature image (which the signed fields' values name too).
+     * sealed PDF, a recipient's signature image (which the signed fields' values name too), and, while
+     * the document is live, the current version of the document as it stands (document-views.ts).
      */
     async referencedBlobKeys(tx: DbOrTx, documentIds: string[]): Promise<Set<string>> {
       if (documentIds.length === 0) return new Set();
       const [docs, recipients] = await Promise.all([
-        tx.select({ originalKey: engineDocuments.originalKey, signedKey: engineDocuments.signedKey }).from(engineDocuments).where(inArray(engineDocuments.id, documentIds)),
         tx
-          .select({ imageKey: sql<string | null>`${engineRecipients.signature} ->> 'imageKey'` })
+          .select({ id: engineDocuments.id, status: engineDocuments.status, originalKey: engineDocuments.originalKey, signedKey: engineDocuments.signedKey })
+          .from(engineDocuments)
+          .where(inArray(engineDocuments.id, documentIds)),
+        tx
+          .select({ documentId: engineRecipients.documentId, status: engineRecipients.status, imageKey: sql<string | null>`${engineRecipients.signature} ->> 'imageKey'` })
           .from(engineRecipients)
           .where(inArray(engineRecipients.documentId, documentIds)),
       ]);
-      const keys = [...docs.flatMap((d) => [d.originalKey, d.signedKey]), ...recipients.map((r) => r.imageKey)];
+      const current = docs.filter((d) => LIVE_STATUSES.has(d.status)).map((d) => progressKey(d.id, actedCount(recipients.filter((r) => r.documentId === d.id))));
+      const keys = [...docs.flatMap((d) => [d.originalKey, d.signedKey]), ...recipients.map((r) => r.imageKey), ...current];
       return new Set(keys.filter((k): k is string => Boolean(k)));
     },
 

@@ -5,7 +5,7 @@ import { enqueue } from '../../jobs/queue.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import type { CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine } from '../engine.js';
 import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
-import type { Notifier } from './notifications.js';
+import { actionOf, type Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
 import { currentTurn } from './turns.js';
 
@@ -21,6 +21,13 @@ export type LocalEngineDeps = {
 };
 
 export const documentKey = (documentId: string, name: string) => `documents/${documentId}/${name}`;
+
+/**
+ * The document as it stands after `acted` recipients acted (document-views.ts). Acting is final and
+ * one at a time (each under the envelope lock), so the count names one set of values: the file under
+ * a key never changes, and a new action makes a new key rather than a stale cache.
+ */
+export const progressKey = (documentId: string, acted: number) => documentKey(documentId, `progress-${acted}.pdf`);
 
 /**
  * The built-in engine: its own tables, its own invitations, and the recipient-side actions the
@@ -63,12 +70,11 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   }
 
   /** Invites everyone whose turn it is and who was not invited yet; VIEWERs are invited on distribution. */
-  async function notifyTurn(tx: Tx, doc: { id: string; title: string | null; meta: EngineMeta; testSend: boolean }, recipients: RecipientRow[], includeViewers: boolean) {
+  async function notifyTurn(tx: Tx, doc: { id: string; title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean) {
     const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])];
     for (const r of targets) {
       if (r.notifiedAt) continue;
-      const action = r.role === 'SIGNER' ? 'sign' : r.role === 'APPROVER' ? 'approve' : 'view';
-      await notifier.invite(tx, doc, r, linkOf(r), action);
+      await notifier.invite(tx, doc, r, linkOf(r), actionOf(r.role));
       await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
     }
   }
@@ -87,7 +93,8 @@ export function createLocalEngine(deps: LocalEngineDeps) {
         sha256: input.document.sha256,
         pages: input.document.info.pages,
         testSend: input.testSend,
-        meta: input.meta,
+        // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
+        meta: input.senderName ? { ...input.meta, senderName: input.senderName } : input.meta,
         expiresAt: input.expiresAt,
       });
       const recipients: RecipientRow[] = [];
@@ -207,7 +214,11 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     async purge(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       const recipients = await repo.recipients(tx, doc.id);
-      const keys = [doc.originalKey, doc.signedKey, ...recipients.map((r) => r.signature?.imageKey)].filter((k): k is string => Boolean(k));
+      const keys = new Set([doc.originalKey, doc.signedKey, ...recipients.map((r) => r.signature?.imageKey)].filter((k): k is string => Boolean(k)));
+      // Every version of the document as it stands (one per recipient who acted), and whatever else
+      // lies under the document's prefix (a refused signature's image): nothing of it outlives the purge.
+      for (let acted = 0; acted <= recipients.length; acted++) keys.add(progressKey(doc.id, acted));
+      if (storage.list) for await (const blob of storage.list(documentKey(doc.id, ''))) keys.add(blob.key);
       for (const key of keys) await storage.delete(key);
     },
   };

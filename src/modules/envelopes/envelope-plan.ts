@@ -1,5 +1,6 @@
 import type { EngineFieldInput } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
+import { markerFieldPlacements } from '../../pdf/marker-fields.js';
 import type { PreparedDocument } from '../../pdf/types.js';
 import type { TCreatePayload, TFieldInput } from './envelopes.schemas.js';
 
@@ -90,12 +91,15 @@ export function planFields(payload: TCreatePayload, emails: Map<string, number>,
     const b = doc.badMarkers[0];
     throw invalid(filePart, `marker "${b.text}" on page ${b.page}: ${b.reason}`);
   }
+  // The marker gives the position, its type the size; the marker's own box is what sealing hides.
+  const placed = markerFieldPlacements(doc.markers, doc.info.pages);
   return {
     fromMarkers: doc.markers.length > 0,
-    fields: doc.markers.map((m) => {
+    fields: doc.markers.map((m, i) => {
       const r = payload.recipients[m.recipientIndex - 1];
       if (!r) throw invalid(filePart, `marker "${m.text}" on page ${m.page} names r${m.recipientIndex}, but there are ${payload.recipients.length} recipient(s)`);
-      return { recipientEmail: r.email, type: m.type, page: m.page, x: m.x, y: m.y, width: m.width, height: m.height, required: m.type !== 'CHECKBOX', options: null, hide: m };
+      const { x, y, width, height } = placed[i];
+      return { recipientEmail: r.email, type: m.type, page: m.page, x, y, width, height, required: m.type !== 'CHECKBOX', options: null, hide: m };
     }),
   };
 }

@@ -8,8 +8,8 @@ import {
   type CompleteInput,
   type RecipientActions,
 } from '../../engine/local/recipient-actions.js';
+import type { DocumentViews } from '../../engine/local/document-views.js';
 import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
-import type { BlobStorage } from '../../providers/storage/index.js';
 import { currentTurn } from '../../engine/local/turns.js';
 import { AppError } from '../../errors.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
@@ -38,7 +38,7 @@ export function createSigningService(deps: {
   db: Db;
   actions: RecipientActions;
   sync: Pick<EnvelopeSync, 'lockAndSync'>;
-  storage: BlobStorage;
+  views: DocumentViews;
   verifications: Pick<VerificationsService, 'requestRecipientCode' | 'confirmRecipientCode'>;
 }) {
   const { actions } = deps;
@@ -91,24 +91,30 @@ export function createSigningService(deps: {
           pages: gated ? [] : doc.pages.map((p) => ({ width: p.width, height: p.height })),
           // None after an end that serves no document: the page then shows why, and offers no download.
           documentUrl: servesDocument(doc) && !gated ? `/sign/${token}/document` : null,
+          // The recipient's copy: set only once sealed (status above says COMPLETED while the seal job runs).
+          downloadUrl: doc.status === 'COMPLETED' && doc.signedKey ? `/sign/${token}/document` : null,
           redirectUrl: gated ? null : (doc.meta.redirectUrl ?? null),
         };
       });
     },
 
+    /**
+     * The sealed PDF once COMPLETED; before that the document as it stands (document-views.ts). What
+     * to serve is read in a short transaction; the storage reads and any render happen after it.
+     */
     async document(token: string): Promise<Uint8Array> {
-      return deps.db.transaction(async (tx) => {
+      const { documentId, view } = await deps.db.transaction(async (tx) => {
         const recipient = await actions.recipientOf(tx, token);
         if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
-        const { doc, me } = await actions.load(tx, recipient, false);
+        const { doc, me, recipients } = await actions.load(tx, recipient, false);
         if (doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
         if (!servesDocument(doc)) throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${endedReason(doc)}`);
         if (awaitsVerification(doc, me)) throw verificationRequired();
-        const key = doc.status === 'COMPLETED' && doc.signedKey ? doc.signedKey : doc.originalKey;
-        const bytes = await deps.storage.get(key);
-        if (!bytes) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
-        return bytes;
+        return { documentId: doc.id, view: await deps.views.plan(tx, doc, recipients) };
       });
+      const bytes = await deps.views.bytes(documentId, view);
+      if (!bytes) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
+      return bytes;
     },
 
     async complete(token: string, input: CompleteInput, client: ClientInfo) {
