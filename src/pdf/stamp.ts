@@ -1,4 +1,5 @@
-import { rgb, type PDF, type PDFPage, type Standard14FontName } from '@libpdf/core';
+import { rgb, type PDF, type PDFPage } from '@libpdf/core';
+import { drawRuns, type FontRole } from './fonts.js';
 import { displayToUser, placementToDisplayRect, placementToUserRect, type PageGeometry, type Rect } from './geometry.js';
 import { embedSignatureImage } from './image.js';
 import { fitText, fontMetrics } from './text.js';
@@ -6,9 +7,6 @@ import type { Placement, StampField } from './types.js';
 
 const INK = rgb(0.05, 0.1, 0.3);
 const WHITE = rgb(1, 1, 1);
-/** Typed signatures and initials: the most handwriting-like of the standard fonts. */
-const SCRIPT_FONT: Standard14FontName = 'Times-BoldItalic';
-const TEXT_FONT: Standard14FontName = 'Helvetica';
 
 /** Paints an opaque white box over a placement, padded by `pad` points on each side. */
 export function coverPlacement(page: PDFPage, g: PageGeometry, p: Placement, pad = 1): void {
@@ -51,19 +49,22 @@ export function stampField(pdf: PDF, page: PDFPage, g: PageGeometry, field: Stam
     return;
   }
   if (field.value === null || field.value.trim() === '') return;
-  const font = field.type === 'SIGNATURE' || field.type === 'INITIALS' ? SCRIPT_FONT : TEXT_FONT;
-  drawTextInFrame(page, frameOf(g, box), field.value, font);
+  const role: FontRole = field.type === 'SIGNATURE' || field.type === 'INITIALS' ? 'script' : 'regular';
+  drawTextInFrame(pdf, page, frameOf(g, box), field.value, role);
 }
 
-/** Text on one line, as large as fits, left-aligned and centred across the writing direction. */
-function drawTextInFrame(page: PDFPage, f: Frame, value: string, font: Standard14FontName): void {
-  const { text, size } = fitText(value, font, f);
+/**
+ * Text on one line, as large as fits, centred across the writing direction; aligned to the start
+ * of its direction (left, or right for a right-to-left value such as an Arabic name).
+ */
+function drawTextInFrame(pdf: PDF, page: PDFPage, f: Frame, value: string, role: FontRole): void {
+  const { text, size, width, rtl } = fitText(value, role, f, { dir: 'auto' });
   if (!text) return;
-  const m = fontMetrics(font);
+  const m = fontMetrics(text, role);
   const padding = Math.min(2, f.width * 0.05);
   const baseline = (f.height - (m.ascent + m.descent) * size) / 2 + m.descent * size;
-  const at = f.at(padding, baseline);
-  page.drawText(text, { x: at.x, y: at.y, font, size, color: INK, rotate: f.angle ? { angle: f.angle, origin: at } : undefined });
+  const at = f.at(rtl ? Math.max(padding, f.width - padding - width) : padding, baseline);
+  drawRuns(pdf, page, text, { x: at.x, y: at.y, size, role, color: INK, angle: f.angle });
 }
 
 /** A PNG or JPEG scaled to fit the frame, aspect ratio kept, centred. */

@@ -61,4 +61,6 @@ export type CertificateData = {
   events: { at: string; event: string; recipientEmail: string | null; ip: string | null }[];
   /** A test-mode send (free, outbox mail only): the certificate and the signature's reason say TEST. */
   test?: boolean;
+  /** `$PUBLIC_URL/verify-document`, printed on the certificate: where anyone can check the sealed file. */
+  verificationUrl?: string;
 };
