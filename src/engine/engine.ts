@@ -67,6 +67,8 @@ export interface SigningEngine {
       recipients: EngineRecipientInput[];
       fields: EngineFieldInput[];
       meta: EngineMeta;
+      /** The sending account's name, which the engine's own emails show as the sender (a remote engine may ignore it). */
+      senderName?: string | null;
       testSend: boolean;
       expiresAt: Date;
       draft: boolean;

@@ -1,41 +1,61 @@
 import type { DbOrTx } from '../../db/client.js';
 import { enqueue } from '../../jobs/queue.js';
+import {
+  cancelledEmail,
+  completedEmail,
+  declinedEmail,
+  invitationEmail,
+  reminderEmail,
+  type EnvelopeMail,
+  type RenderedEmail,
+  type SigningAction,
+} from '../../providers/email/templates/index.js';
 import type { EngineMeta } from '../engine.js';
 import { SEND_EMAIL_JOB, type EmailJobPayload } from './send-email-job.js';
 
-type Doc = { title: string | null; meta: EngineMeta; testSend: boolean };
+/** The engine document as the notices need it; `meta.senderName` is the sending account's name, recorded at create. */
+type Doc = { title: string | null; meta: EngineMeta & { senderName?: string }; testSend: boolean; expiresAt: Date };
 type Person = { name: string; email: string };
 
-const titleOf = (doc: Doc) => doc.title ?? 'a document';
+/** SIGNER signs, APPROVER approves, everyone else (VIEWER, CC) only reads. */
+export const actionOf = (role: string): SigningAction => (role === 'SIGNER' ? 'sign' : role === 'APPROVER' ? 'approve' : 'view');
 
-/** Every message is a job enqueued in the state change's transaction: mail is sent after the commit, never inside a request. */
+const mailOf = (doc: Doc): EnvelopeMail => ({
+  title: doc.title,
+  senderName: doc.meta.senderName ?? null,
+  subject: doc.meta.subject,
+  message: doc.meta.message,
+  expiresAt: doc.expiresAt,
+  test: doc.testSend,
+});
+
+/**
+ * Every message is a job enqueued in the state change's transaction: mail is sent after the commit,
+ * never inside a request. The job carries the rendered text and HTML, so what was decided at the state
+ * change is what is sent, even if the document changes later.
+ */
 export function createNotifier() {
-  const send = (tx: DbOrTx, doc: Doc, to: string, subject: string, text: string, attachments?: EmailJobPayload['attachments']) =>
-    enqueue(tx, { type: SEND_EMAIL_JOB, payload: { to, subject, text, attachments, testSend: doc.testSend } satisfies EmailJobPayload, maxAttempts: 8 });
+  const send = (tx: DbOrTx, doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']) =>
+    enqueue(tx, {
+      type: SEND_EMAIL_JOB,
+      payload: { to, subject: mail.subject, text: mail.text, html: mail.html, attachments, testSend: doc.testSend } satisfies EmailJobPayload,
+      maxAttempts: 8,
+    });
 
   return {
-    invite: (tx: DbOrTx, doc: Doc, who: Person, link: string, action: 'sign' | 'approve' | 'view') =>
-      send(
-        tx,
-        doc,
-        who.email,
-        doc.meta.subject ?? `Please ${action} ${titleOf(doc)}`,
-        [`Hello ${who.name},`, '', doc.meta.message ?? `You have been asked to ${action} "${titleOf(doc)}".`, '', `Open the document: ${link}`, '', 'This link is personal; do not forward it.'].join('\n'),
-      ),
+    invite: (tx: DbOrTx, doc: Doc, who: Person, link: string, action: SigningAction) => send(tx, doc, who.email, invitationEmail(mailOf(doc), who, link, action)),
 
-    remind: (tx: DbOrTx, doc: Doc, who: Person, link: string) =>
-      send(tx, doc, who.email, `Reminder: ${doc.meta.subject ?? `please act on ${titleOf(doc)}`}`, [`Hello ${who.name},`, '', `"${titleOf(doc)}" is still waiting for you.`, '', `Open the document: ${link}`].join('\n')),
+    remind: (tx: DbOrTx, doc: Doc, who: Person & { role: string }, link: string) => send(tx, doc, who.email, reminderEmail(mailOf(doc), who, link, actionOf(who.role))),
 
     completed: (tx: DbOrTx, doc: Doc, who: Person, signedKey: string) =>
-      send(tx, doc, who.email, `Completed: ${titleOf(doc)}`, [`Hello ${who.name},`, '', `"${titleOf(doc)}" has been signed by everyone. The sealed PDF is attached.`].join('\n'), [
+      send(tx, doc, who.email, completedEmail(mailOf(doc), who), [
         { filename: `${(doc.title ?? 'document').replace(/[^\w.-]+/g, '_').slice(0, 80)}-signed.pdf`, blobKey: signedKey, contentType: 'application/pdf' },
       ]),
 
-    rejected: (tx: DbOrTx, doc: Doc, who: Person, by: Person, reason: string) =>
-      send(tx, doc, who.email, `Declined: ${titleOf(doc)}`, [`Hello ${who.name},`, '', `${by.name} <${by.email}> declined to sign "${titleOf(doc)}".`, `Reason: ${reason}`, '', 'No further action is needed.'].join('\n')),
+    rejected: (tx: DbOrTx, doc: Doc, who: Person, by: Person & { role: string }, reason: string) =>
+      send(tx, doc, who.email, declinedEmail(mailOf(doc), who, { ...by, action: actionOf(by.role) }, reason)),
 
-    cancelled: (tx: DbOrTx, doc: Doc, who: Person) =>
-      send(tx, doc, who.email, `Cancelled: ${titleOf(doc)}`, [`Hello ${who.name},`, '', `"${titleOf(doc)}" was cancelled by its sender. The signing link no longer works.`].join('\n')),
+    cancelled: (tx: DbOrTx, doc: Doc, who: Person) => send(tx, doc, who.email, cancelledEmail(mailOf(doc), who)),
   };
 }
 

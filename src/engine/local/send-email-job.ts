@@ -9,6 +9,8 @@ const ZEmailJobPayload = z.object({
   to: z.string(),
   subject: z.string(),
   text: z.string(),
+  /** The HTML twin of `text`. Optional: jobs queued before HTML mail carry text only and still send. */
+  html: z.string().optional(),
   /** Blobs attached by key, read when the job runs (payloads stay small). */
   attachments: z.array(z.object({ filename: z.string(), blobKey: z.string(), contentType: z.string() })).optional(),
   /** Test mode: the message goes to the outbox only, never to a real mailbox. */
@@ -32,6 +34,6 @@ export const sendEmailJob = (deps: { email: EmailProvider; outbox: EmailProvider
         if (content) attachments.push({ filename: a.filename, content, contentType: a.contentType });
       }
       const provider = p.testSend ? deps.outbox : deps.email;
-      await provider.send({ to: p.to, subject: p.subject, text: p.text, attachments, messageId: `<job-${ctx.jobId}@signet>` });
+      await provider.send({ to: p.to, subject: p.subject, text: p.text, html: p.html, attachments, messageId: `<job-${ctx.jobId}@signet>` });
     },
   });

@@ -50,6 +50,8 @@ export type EnvelopeServiceDeps = {
   /** Parses the upload in the sandbox; `owner` is whose turn it is in the parse queue (fair per customer). */
   prepareDocument: (parts: Uint8Array[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
+  /** The account's name, which invitations show as the sender. */
+  senderNameOf: (tx: DbOrTx, customerId: string) => Promise<string | null>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
@@ -146,6 +148,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields,
         meta: payload.meta ?? {},
+        senderName: await deps.senderNameOf(tx, ctx.actor.customerId),
         testSend,
         expiresAt,
         draft,

@@ -172,7 +172,8 @@ export function createVerificationCodes(deps: CodesDeps) {
       if (!row || row.status !== 'pending' || !row.codeHash || !row.codeExpiresAt || row.codeExpiresAt.getTime() <= deps.now().getTime()) return undefined;
       const code = email.unseal(sealedCode, row.id);
       if (!email.codeMatches(row.codeHash, row.id, code)) return undefined;
-      return { message: email.codeEmail({ email: row.email, name: row.name }, code, row.engineRecipientId !== null), testSend: isTestSend(row) };
+      const testSend = isTestSend(row);
+      return { message: email.codeEmail({ email: row.email, name: row.name }, code, row.engineRecipientId !== null, testSend), testSend };
     },
   };
 }

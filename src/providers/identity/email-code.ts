@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt, t
 import { sha256Hex } from '../../lib/crypto.js';
 import { createLinkTokens } from '../../lib/link-tokens.js';
 import type { EmailMessage } from '../email/index.js';
+import { verificationCodeEmail } from '../email/templates/index.js';
 import type { IdentityProvider } from './identity-provider.js';
 
 /** A verification page link stays open 24 hours; each emailed code lives 10 minutes. */
@@ -72,22 +73,9 @@ export function createEmailCodeIdentity(opts: { secret: string; publicUrl: strin
       decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
     },
-    /** The message that carries a code. Plain text, like the signing invitations. */
-    codeEmail(to: { email: string; name: string | null }, code: string, forSigning: boolean): EmailMessage {
-      const where = forSigning ? 'on the signing page that asked for it' : 'on the verification page';
-      return {
-        to: to.email,
-        subject: 'Your verification code',
-        text: [
-          to.name ? `Hello ${to.name},` : 'Hello,',
-          '',
-          `Your verification code is ${code}`,
-          '',
-          `Enter it ${where} within 10 minutes. A newer code replaces this one.`,
-          '',
-          'If you did not ask for a code, ignore this email: nothing happens without it. Never share it with anyone.',
-        ].join('\n'),
-      };
+    /** The message that carries a code, in the layout of every Signet email; `test` marks a test send as such. */
+    codeEmail(to: { email: string; name: string | null }, code: string, forSigning: boolean, test = false): EmailMessage {
+      return { to: to.email, ...verificationCodeEmail({ name: to.name, code, forSigning, minutes: CODE_TTL_MS / 60_000, test }) };
     },
   };
 }

@@ -1,0 +1,3 @@
+export { escapeHtml, renderEmail, TEST_SUBJECT_PREFIX, type EmailContent, type RenderedEmail } from './layout.js';
+export { cancelledEmail, completedEmail, declinedEmail, formatDeadline, invitationEmail, reminderEmail, type EnvelopeMail, type MailPerson, type SigningAction } from './signing.js';
+export { signInLinkEmail, verificationCodeEmail } from './access.js';
