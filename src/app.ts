@@ -43,6 +43,8 @@ import { templatesRoutes } from './modules/templates/templates.routes.js';
 import { stripeWebhookRoutes } from './modules/stripe/stripe-webhook.routes.js';
 import { verificationsRoutes } from './modules/verifications/verifications.routes.js';
 import { verifyPageRoutes } from './modules/verifications/verify.page-routes.js';
+import { documentsRoutes } from './modules/documents/documents.routes.js';
+import { verifyDocumentPageRoutes } from './modules/documents/verify-document.page-routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -89,7 +91,10 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerMultipart(app, { bodyLimit: multipartLimit });
   // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
   const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
-  registerBodyGuard(app, { limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : JSON_BODY_LIMIT) });
+  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF.
+  registerBodyGuard(app, {
+    limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
+  });
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -97,7 +102,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   app.setErrorHandler(async (err, request, reply) => {
     let appErr = toAppError(err);
-    if (appErr.code === 'PAYLOAD_TOO_LARGE' && request.headers['content-type']?.startsWith('multipart/form-data')) {
+    if (appErr.code === 'PAYLOAD_TOO_LARGE' && /^(multipart\/form-data|application\/pdf)/.test(request.headers['content-type'] ?? '')) {
       appErr = new AppError('PDF_TOO_LARGE', `The upload exceeds the ${config.maxPdfBytes}-byte limit`, { maxBytes: config.maxPdfBytes });
     }
     appErr = await withPaymentOffer(appErr, request, c.x402, config.publicUrl);
@@ -176,6 +181,15 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(verificationsRoutes({ db: c.db, verifications: c.verifications, commitMutation: c.commitMutation }));
   await app.register(verifyPageRoutes({ db: c.db, verifications: c.verifications }));
+  await app.register(
+    documentsRoutes({
+      db: c.db,
+      documents: c.documents,
+      maxPdfBytes: config.maxPdfBytes,
+      rateLimit: { anonymous: config.verifyDocumentRateLimit, customer: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
+    }),
+  );
+  await app.register(verifyDocumentPageRoutes({ maxPdfBytes: config.maxPdfBytes }));
   await app.register(
     dashboardRoutes({
       db: c.db,

@@ -63,6 +63,7 @@ const ZEnv = z.object({
   MAX_PDF_BYTES: int(1024).default(26_214_400),
   RATE_LIMIT_MAX: int(1).default(600),
   RATE_LIMIT_WINDOW_MS: int(100).default(60_000),
+  VERIFY_DOCUMENT_RATE_LIMIT: int(1).default(30),
   AUTH_FAILURE_LIMIT: int(0).default(30),
   AUTH_FAILURE_WINDOW_MS: int(100).default(60_000),
   SANDBOX_LIMIT: int(0).default(100),
@@ -126,6 +127,8 @@ export type Config = Readonly<{
   maxPdfBytes: number;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** Anonymous POST /v1/documents/verify calls per IP per window (each may carry MAX_PDF_BYTES). */
+  verifyDocumentRateLimit: number;
   /** Refused credentials per IP per window before the IP gets 429 on authenticated routes; 0: off. */
   authFailureLimit: number;
   authFailureWindowMs: number;
@@ -301,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPdfBytes: e.MAX_PDF_BYTES,
     rateLimitMax: e.RATE_LIMIT_MAX,
     rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS,
+    verifyDocumentRateLimit: e.VERIFY_DOCUMENT_RATE_LIMIT,
     authFailureLimit: e.AUTH_FAILURE_LIMIT,
     authFailureWindowMs: e.AUTH_FAILURE_WINDOW_MS,
     sandboxLimit: e.SANDBOX_LIMIT,

@@ -40,7 +40,9 @@ import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
 import { createNotifier } from './engine/local/notifications.js';
 import { createRecipientActions } from './engine/local/recipient-actions.js';
 import { blobSweepJob, blobSweepTask, engineBlobOwner } from './engine/local/blob-sweep.js';
+import { createDocumentViews } from './engine/local/document-views.js';
 import { sealJob } from './engine/local/seal-job.js';
+import { createSealedDocumentsRepo } from './engine/local/sealed-documents.repo.js';
 import { createTokenDeriver } from './engine/local/tokens.js';
 import { sendEmailJob } from './engine/local/send-email-job.js';
 import { refundJob } from './modules/billing/billing.jobs.js';
@@ -56,9 +58,12 @@ import { deleteDocumentJob, templateBlobOwner } from './modules/templates/templa
 import { createTemplatesRepo } from './modules/templates/templates.repo.js';
 import { createTemplatesService } from './modules/templates/templates.service.js';
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
+import { closeRenderWorkers, renderInSandbox } from './pdf/render-sandbox.js';
 import { closeSealWorkers, sealInSandbox } from './pdf/seal-sandbox.js';
 import type { PreparedDocument } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
+import { sealingKeyOf } from './pdf/seal-signature.js';
+import { createDocumentsService } from './modules/documents/documents.service.js';
 import { createEmailProvider, createOutboxEmail, type EmailProvider } from './providers/email/index.js';
 import { createLocalStorage, type BlobStorage } from './providers/storage/index.js';
 import { createStripeEventsRepo } from './modules/stripe/stripe-events.repo.js';
@@ -222,6 +227,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     audit,
     prepareDocument: prepare,
     signingUrlsOf,
+    senderNameOf: async (tx, customerId) => (await repos.accounts.findCustomer(tx, customerId))?.name ?? null,
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
   });
@@ -229,10 +235,23 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const templatesRepo = createTemplatesRepo();
   const templates = createTemplatesService({ repo: templatesRepo, storage, audit, prepareDocument: prepare, envelopes });
   const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
-  const signing = createSigningService({ db, actions, sync, storage, verifications });
+  // A recipient's document as it stands: rendered in its own sandbox pool, once per version, then read from storage.
+  const views = createDocumentViews({
+    repo: localRepo,
+    storage,
+    render: (input, owner) => renderInSandbox(input, { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: config.pdfParseTimeoutMs * 3, owner }),
+  });
+  const signing = createSigningService({ db, actions, sync, views, verifications });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
+  // /verify-document: sealed files by their hash, and the sealing certificate's key for the PAdES check.
+  let sealingKey: Promise<ReturnType<typeof sealingKeyOf>> | undefined;
+  const documents = createDocumentsService({
+    sealed: createSealedDocumentsRepo(),
+    envelopeIdOf: async (tx, engineDocumentId) => (await envelopesRepo.findByEngineId(tx, engineDocumentId))?.id,
+    sealingKey: () => (sealingKey ??= getSigner().then(({ signer }) => sealingKeyOf(signer.certificate))),
+  });
   const apiKeyCache = createApiKeyCache({ ttlMs: config.authCacheTtlMs });
   // Wallet sign-in (SIWE) and the stateless wallet JWT.
   const walletTokens = createWalletTokens({ secret: config.jwtSecret, publicUrl: config.publicUrl, now: clock });
@@ -299,6 +318,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
           ),
         envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
         lockAndSync: sync.lockAndSync,
+        verificationUrl: `${config.publicUrl}/verify-document`,
       }),
       deliverJob({
         db,
@@ -349,6 +369,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     topUps,
     signing,
     getSigner,
+    documents,
     idempotency,
     commitMutation: createMutationRunner(idempotency),
     async close(): Promise<void> {
@@ -357,6 +378,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       await email.close();
       await closePdfWorkers();
       await closeSealWorkers();
+      await closeRenderWorkers();
       await database.close();
     },
   };

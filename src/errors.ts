@@ -37,7 +37,7 @@ export const ERROR_CODES = {
   INVALID_JSON: [400, 'The body (or the multipart payload part) is not valid JSON.'],
   VALIDATION_ERROR: [400, 'A field failed validation; details names the field path.'],
   MISSING_PDF: [400, 'The multipart body lacks the pdf part.'],
-  MISSING_FILE: [400, 'The template upload lacks the file part (400, like MISSING_PDF).'],
+  MISSING_FILE: [400, 'The upload lacks the file part: a template, or a document to verify (400, like MISSING_PDF).'],
   MISSING_PAYLOAD: [400, 'The multipart body lacks the payload part.'],
   INVALID_PDF: [400, 'The file is not a PDF, is damaged beyond repair, or is encrypted.'],
   OUT_OF_SCOPE_V1: [400, 'More than 10 signers or more than 10 documents in one envelope.'],

@@ -100,14 +100,23 @@ const CASES: RouteCase[] = [
   { method: 'GET', url: '/v1/verifications/:id', ...verification },
   { method: 'GET', url: '/v1/verifications/:id/status', ...verification },
   { method: 'POST', url: '/v1/verifications/:id/cancel', ...verification },
+  // Documents: free and public (the /verify-document page calls it), so a credential is optional.
+  {
+    method: 'POST',
+    url: '/v1/documents/verify',
+    anonymous: true,
+    body: async () => ({ multipart: multipart([{ name: 'file', value: await samplePdf(), filename: 'signed.pdf' }]) }),
+    malformed: { body: () => ({ multipart: multipart([{ name: 'file', value: 'not a PDF', filename: 'signed.pdf' }]) }), code: 'INVALID_PDF' },
+  },
 ];
 
 describeCommonRouteTests(() => t, CASES);
 
 test('every customer route is in the table above', async () => {
-  // llms.txt lists every documented route with its auth, from the same table as the OpenAPI.
+  // llms.txt lists every documented route with its auth, from the same table as the OpenAPI; a
+  // route whose credential is optional ("auth optional") still checks one that is sent.
   const text = (await t.app.inject({ url: '/llms.txt' })).body;
-  const customerRoutes = [...text.matchAll(/^- (GET|POST|PUT|PATCH|DELETE) (\S+): .*\(auth[,)]/gm)].map((m) => `${m[1]} ${m[2].replace(/\{(\w+)\}/g, ':$1')}`);
+  const customerRoutes = [...text.matchAll(/^- (GET|POST|PUT|PATCH|DELETE) (\S+): .*\(auth( optional)?[,)]/gm)].map((m) => `${m[1]} ${m[2].replace(/\{(\w+)\}/g, ':$1')}`);
   assert.ok(customerRoutes.length >= CASES.length - 1, text);
   const listed = new Set(CASES.map((c) => `${c.method} ${c.url}`));
   assert.deepEqual(customerRoutes.filter((r) => !listed.has(r)), [], 'customer routes without the common checks');

@@ -6,8 +6,12 @@ import type { AuthFailureCounter } from './auth-failures.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** `customer`: a customer credential is required; `operator`: OPS_TOKEN or X-S2S-Key; default: none. */
-    auth?: 'customer' | 'operator' | 'none';
+    /**
+     * `customer`: a customer credential is required; `operator`: OPS_TOKEN or X-S2S-Key; `optional`: a
+     * bearer credential is checked when sent (a bad one is 401), none is an anonymous call (free public
+     * routes: their rate limit is then per IP); default: none.
+     */
+    auth?: 'customer' | 'operator' | 'optional' | 'none';
     /** The code for a customer route called with no credential at all; SPEC names MISSING_AUTH for /v1/account/products. */
     noCredentialCode?: 'UNAUTHORIZED' | 'MISSING_AUTH';
     /**
@@ -47,15 +51,16 @@ export function registerAuth(
   // failed authentication per IP itself, before the credential is looked at.
   app.addHook('onRequest', async (request) => {
     const kind = request.routeOptions.config.auth;
-    if (kind !== 'customer' && kind !== 'operator') return;
+    if (kind === 'optional' && request.headers.authorization === undefined) return;
+    if (kind !== 'customer' && kind !== 'operator' && kind !== 'optional') return;
     const blockedMs = opts.failures.blockedFor(request.ip);
     if (blockedMs !== undefined) {
       const seconds = Math.max(1, Math.ceil(blockedMs / 1000));
       throw new AppError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${seconds} seconds`, { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) });
     }
     try {
-      if (kind === 'customer') request.actor = await authenticateCustomer(request);
-      else request.operator = authenticateOperator(request);
+      if (kind === 'operator') request.operator = authenticateOperator(request);
+      else request.actor = await authenticateCustomer(request);
     } catch (err) {
       if (isRefusedCredential(request, err)) opts.failures.record(request.ip);
       throw err;

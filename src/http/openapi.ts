@@ -107,7 +107,7 @@ export function renderLlmsTxt(routes: RouteEntry[], opts: { publicUrl: string })
     .join('\n');
   const lines = routes
     .map((r) => {
-      const notes = [r.auth === 'customer' ? 'auth' : 'no auth', r.price ? `USD ${formatUsd(PRICES[r.price].micros)}` : '', r.idempotency === 'required' ? 'Idempotency-Key required' : '']
+      const notes = [r.auth === 'customer' ? 'auth' : r.auth === 'optional' ? 'auth optional' : 'no auth', r.price ? `USD ${formatUsd(PRICES[r.price].micros)}` : '', r.idempotency === 'required' ? 'Idempotency-Key required' : '']
         .filter(Boolean)
         .join(', ');
       return `- ${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}: ${r.summary} (${notes})`;

@@ -3,9 +3,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createTestApp, type TestApp } from '../harness.js';
+import type { TestApp } from '../harness.js';
 import { startSmtpServer, type TestSmtpServer } from '../fixtures/smtp.js';
-import { apiClient, artifactPath, contractPdf, drawOnCanvas, freePort, launchChromium, run, waitFor, watchPage, type Api } from './helpers.js';
+import { artifactPath, contractPdf, drawOnCanvas, launchChromium, run, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
 
 /** Screenshots a person may want to look at: the code step and the document after it, desktop and phone. */
 const SHOTS = '/tmp/shots';
@@ -40,12 +40,7 @@ describe('verification-gated signing in Chromium', () => {
 
   before(async () => {
     smtp = await startSmtpServer();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    t = await createTestApp({ env: { PUBLIC_URL: base, SMTP_URL: smtp.url, WORKER_ENABLED: 'true', SCHEDULER_INTERVAL_MS: '100' } });
-    await t.app.listen({ host: '127.0.0.1', port });
-    await t.container.worker.start();
-    api = apiClient(base, t.customer.apiKey);
+    ({ t, base, api } = await startBrowserApp({ env: { SMTP_URL: smtp.url } }));
   });
 
   after(async () => {

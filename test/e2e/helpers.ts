@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PDF, rgb } from '@libpdf/core';
 import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { createTestApp, type TestApp, type TestAppOptions } from '../harness.js';
 
 /** Where end-to-end tests keep what a person may want to look at afterwards (screenshots, sealed PDFs). */
 export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
@@ -154,6 +155,25 @@ export function apiClient(base: string, apiKey: string): Api {
       return { status: res.status, type: res.headers.get('content-type'), bytes: new Uint8Array(await res.arrayBuffer()) };
     },
   };
+}
+
+/**
+ * A test app a browser can reach: listening on 127.0.0.1 with the background worker running (sending,
+ * sealing). Links must name the address the browser reaches, so the port is chosen before listening;
+ * `options.env` adds to (or overrides) PUBLIC_URL and the worker settings.
+ */
+export async function startBrowserApp(options: TestAppOptions = {}): Promise<{ t: TestApp; base: string; api: Api }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const t = await createTestApp({ ...options, env: { PUBLIC_URL: base, WORKER_ENABLED: 'true', SCHEDULER_INTERVAL_MS: '100', ...options.env } });
+  try {
+    await t.app.listen({ host: '127.0.0.1', port });
+    await t.container.worker.start();
+  } catch (err) {
+    await t.close();
+    throw err;
+  }
+  return { t, base, api: apiClient(base, t.customer.apiKey) };
 }
 
 /** Polls until `probe` returns a value (not undefined), or fails after `timeoutMs` with the last seen state. */

@@ -4,8 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { rowsOf } from '../../src/db/client.js';
-import { createTestApp, type TestApp } from '../harness.js';
-import { apiClient, artifactPath, contractPdf, drawOnCanvas, freePort, launchChromium, run, waitFor, watchPage, type Api } from './helpers.js';
+import type { TestApp } from '../harness.js';
+import { artifactPath, contractPdf, drawOnCanvas, launchChromium, run, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
 
 /**
  * One envelope, two signers in order, signed in a real Chromium against the real server (HTTP, worker,
@@ -31,15 +31,7 @@ describe('signing in Chromium', () => {
   });
 
   before(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    t = await createTestApp({
-      // Signing links must name the address the browser reaches, so the port is chosen before listening.
-      env: { PUBLIC_URL: base, WORKER_ENABLED: 'true', SCHEDULER_INTERVAL_MS: '100' },
-    });
-    await t.app.listen({ host: '127.0.0.1', port });
-    await t.container.worker.start();
-    api = apiClient(base, t.customer.apiKey);
+    ({ t, base, api } = await startBrowserApp());
   });
 
   after(async () => {
@@ -180,8 +172,10 @@ describe('signing in Chromium', () => {
     );
     assert.deepEqual(unnamed, []);
 
-    // Finishing with nothing filled is refused inline, before any request.
-    await alicePage.getByTestId('finish-button').click();
+    // Finishing with nothing filled is refused inline, before any request. Finish is aria-disabled until
+    // then (Playwright waits on that), yet pressing it explains what is missing.
+    assert.equal(await alicePage.getByTestId('finish-button').getAttribute('aria-disabled'), 'true');
+    await alicePage.getByTestId('finish-button').click({ force: true });
     assert.equal(await alicePage.getByTestId(`field-error-${aliceIds.signature}`).textContent(), 'Sign here');
     assert.equal(await alicePage.getByTestId(`field-error-${aliceIds.text}`).textContent(), 'Fill in this field');
     assert.equal(await alicePage.getByTestId(`field-${aliceIds.text}`).getAttribute('aria-invalid'), 'true');

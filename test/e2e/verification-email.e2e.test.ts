@@ -9,9 +9,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContextOptions, Page } from 'playwright-core';
-import { createTestApp, type TestApp } from '../harness.js';
+import type { TestApp } from '../harness.js';
 import { startSmtpServer, type TestSmtpServer } from '../fixtures/smtp.js';
-import { apiClient, freePort, launchChromium, watchPage, type Api } from './helpers.js';
+import { launchChromium, startBrowserApp, watchPage, type Api } from './helpers.js';
 
 const SHOTS = '/tmp/shots';
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
@@ -28,17 +28,7 @@ describe('email verification in Chromium', () => {
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     smtp = await startSmtpServer();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    t = await createTestApp({
-      creditCents: 10_000,
-      // The link must name the address the browser reaches, so the port is chosen before listening.
-      env: { PUBLIC_URL: base, SMTP_URL: smtp.url, WORKER_ENABLED: 'true', SCHEDULER_INTERVAL_MS: '100' },
-      overrides: { clock: () => new Date(Date.now() + offsetMs) },
-    });
-    await t.app.listen({ host: '127.0.0.1', port });
-    await t.container.worker.start();
-    api = apiClient(base, t.customer.apiKey);
+    ({ t, base, api } = await startBrowserApp({ creditCents: 10_000, env: { SMTP_URL: smtp.url }, overrides: { clock: () => new Date(Date.now() + offsetMs) } }));
   });
 
   after(async () => {

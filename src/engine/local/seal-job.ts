@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../../db/client.js';
 import { z } from 'zod';
 import { defineJob } from '../../jobs/worker.js';
+import { sha256Hex } from '../../lib/crypto.js';
 import type { CertificateData, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { SEAL_JOB, documentKey } from './local-engine.js';
@@ -30,6 +31,8 @@ export function sealJob(deps: {
    * (undefined, work not run, when none fronts it): the service's lock is always taken first.
    */
   lockAndSync: <T>(tx: Tx, engineEnvelopeId: string, work: () => Promise<T>) => Promise<{ value: T } | undefined>;
+  /** `$PUBLIC_URL/verify-document`, printed on the certificate. */
+  verificationUrl?: string;
 }) {
   const { repo, storage } = deps;
   return defineJob({
@@ -71,8 +74,11 @@ export function sealJob(deps: {
         })),
         events: events.map((e) => ({ at: e.at.toISOString(), event: e.event, recipientEmail: e.recipientId ? (byId.get(e.recipientId)?.email ?? null) : null, ip: e.ip })),
         test: doc.testSend,
+        verificationUrl: deps.verificationUrl,
       };
       const sealed = await deps.seal({ original, fields: stamps, hide: fields.flatMap((f) => (f.hide ? [f.hide] : [])), certificate });
+      // The hash of the file exactly as stored and served: how /verify-document recognises it.
+      const sealedSha256 = sha256Hex(Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength));
       // A key of this attempt's own: a run that overran its lease while another completed the
       // document must not replace the committed file (nor the attachments already queued with it).
       const signedKey = documentKey(doc.id, `signed-${randomUUID()}.pdf`);
@@ -82,7 +88,7 @@ export function sealJob(deps: {
         const done = await deps.lockAndSync(tx, doc.id, async () => {
           const current = await repo.document(tx, doc.id, true);
           if (!current || current.status !== 'SEALING') return false;
-          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, completedAt });
+          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, sealedSha256, completedAt });
           await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
           for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
           return true;

@@ -4,21 +4,14 @@ import { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import type { OperatorContext } from '../../context.js';
 import { AppError } from '../../errors.js';
-import { loadVerifyAssets } from '../../web/verify/static-assets.js';
-import { renderInvalidVerifyLinkPage, renderVerifyPage, VERIFY_PAGE_CSP, type VerifyPageState } from '../../web/verify/page.js';
+import { PUBLIC_PAGE_HELMET } from '../../web/public-page.js';
+import { loadVerifyAssets, renderInvalidVerifyLinkPage, renderVerifyPage, type VerifyPageState } from '../../web/verify/page.js';
 import { ZConfirmBody, ZVerifyToken } from './verifications.schemas.js';
 import type { VerificationsService } from './verifications.service.js';
 
 /** What a token may look like in a URL; anything else cannot be a live link (and stays safe in relative URLs). */
 const PAGE_TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-
-const HELMET = {
-  contentSecurityPolicy: { useDefaults: false, directives: VERIFY_PAGE_CSP },
-  // The token in the URL is the credential: never send it on in a Referer (nor to the redirect target).
-  referrerPolicy: { policy: 'no-referrer' as const },
-  frameguard: { action: 'deny' as const },
-};
 
 /** The person acting on a link is no customer: their actions are audited as the system, with their request. */
 const visitor = (request: FastifyRequest): OperatorContext => ({ actorType: 'system', requestId: request.id, ip: request.ip });
@@ -32,7 +25,7 @@ export function verifyPageRoutes(deps: { db: Db; verifications: VerificationsSer
     const r = app.withTypeProvider<ZodTypeProvider>();
     const assets = loadVerifyAssets();
 
-    r.get('/verify/:token', { schema: { hide: true, params: z.object({ token: z.string() }) }, helmet: HELMET }, async (request, reply) => {
+    r.get('/verify/:token', { schema: { hide: true, params: z.object({ token: z.string() }) }, helmet: PUBLIC_PAGE_HELMET }, async (request, reply) => {
       // A page holding someone's verification link must not sit in shared caches or search indexes.
       reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').header('x-robots-tag', 'noindex, nofollow');
       const { token } = request.params;

@@ -3,9 +3,20 @@
  * section nav, and the page's own body. Pages are server-rendered; dashboard.js adds the copy buttons,
  * confirmations and the products call, and every page works without it except those.
  */
-import { escapeHtml } from '../signing/page.js';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { escapeHtml } from '../html.js';
+import { loadPageAssets, type PageAssets } from '../static-assets.js';
 
 export { escapeHtml };
+
+/** Pico CSS from our own node_modules (never a CDN), then our few additions and the client script; read once at start. */
+export function loadDashboardAssets(): PageAssets {
+  const require = createRequire(import.meta.url);
+  const pico = path.join(path.dirname(require.resolve('@picocss/pico/package.json')), 'css', 'pico.min.css');
+  return loadPageAssets(fileURLToPath(new URL('./assets/', import.meta.url)), new Map([['pico.min.css', pico]]));
+}
 
 /** Strict CSP: our own scripts and styles only, no inline script, no framing. */
 export const DASHBOARD_CSP = {

@@ -4,9 +4,7 @@
  * nobody and costs nothing to serve. All URLs are relative to /sign/<token>, which keeps the page
  * working behind a proxy that mounts Signet under a path prefix.
  */
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+import { escapeHtml, pageHead } from '../html.js';
 
 /**
  * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline
@@ -46,22 +44,16 @@ export type SigningPageOptions = {
 };
 
 export function renderSigningPage(o: SigningPageOptions): string {
-  const app = `assets/${escapeHtml(o.appPrefix)}`;
   const pdfjs = `assets/${escapeHtml(o.pdfjsPrefix)}`;
   const token = escapeHtml(o.token);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<title>Review and sign</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${app}/signing.css">
-<link rel="modulepreload" href="${pdfjs}/pdf.min.mjs">
-<script type="module" src="${app}/signing.js"></script>
-</head>
+  const head = pageHead({
+    title: 'Review and sign',
+    stylesheets: [`assets/${o.appPrefix}/signing.css`],
+    modulepreload: [`assets/${o.pdfjsPrefix}/pdf.min.mjs`],
+    script: `assets/${o.appPrefix}/signing.js`,
+    noindex: true,
+  });
+  return `${head}
 <body>
 <div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/">
   <header class="topbar">
@@ -75,7 +67,7 @@ export function renderSigningPage(o: SigningPageOptions): string {
   <section id="verify-step" class="verify" aria-labelledby="verify-title" data-testid="verify-step" hidden>
     <h2 id="verify-title">Confirm it&#39;s you</h2>
     <p class="help">Before you can open this document, confirm your email address: we&#39;ll email a code to <strong id="verify-address" data-testid="verify-address"></strong>.</p>
-    <button type="button" id="verify-send" class="button primary" aria-label="Email me a code" data-testid="verify-send">Send code</button>
+    <button type="button" id="verify-send" class="button primary" aria-label="Send code to my email address" data-testid="verify-send">Send code</button>
     <p id="verify-sent" class="sent" role="status" aria-live="polite" data-testid="verify-sent" hidden></p>
     <label for="verify-code" class="label">Code from the email</label>
     <div class="code-row">
@@ -85,18 +77,24 @@ export function renderSigningPage(o: SigningPageOptions): string {
     <p id="verify-error" class="error" role="alert" data-testid="verify-error"></p>
   </section>
 
-  <main id="document" class="document" aria-label="Document" aria-busy="true" data-testid="document">
-    <p id="document-loading" class="loading" data-testid="document-loading">Loading the document…</p>
-  </main>
-
-  <footer id="action-bar" class="actionbar" aria-label="Signing actions" hidden>
-    <p id="progress" class="progress" aria-live="polite" data-testid="progress" hidden></p>
+  <!-- Before the document in reading and Tab order (Start is the first stop after the header), shown
+       at the bottom of the screen by CSS. -->
+  <section id="action-bar" class="actionbar" aria-label="Signing actions" data-testid="action-bar" hidden>
+    <div class="status-row">
+      <p id="progress" class="progress" role="status" aria-live="polite" data-testid="progress" hidden></p>
+      <button type="button" id="zoom-reset" class="button link" aria-label="Fit page to the screen (zoom out)" data-testid="zoom-reset" hidden>Fit page</button>
+    </div>
+    <p id="guide-help" class="sr-only">Start, then Next, takes you to each field you still need to fill; Enter in a text field moves on to the next. Finish becomes available when every required field is done.</p>
     <div class="actions">
-      <button type="button" id="next-field-button" class="button secondary" data-testid="next-field-button" aria-label="Next field to fill" hidden>Next field</button>
+      <button type="button" id="next-field-button" class="button secondary" data-testid="next-field-button" aria-label="Start: go to the first field to fill" aria-describedby="guide-help" hidden>Start</button>
       <button type="button" id="reject-button" class="button danger-outline" data-testid="reject-button" aria-label="Decline to sign this document" hidden>Decline</button>
       <button type="button" id="finish-button" class="button primary" data-testid="finish-button" aria-label="Finish signing" hidden>Finish</button>
     </div>
-  </footer>
+  </section>
+
+  <main id="document" class="document" aria-label="Document" aria-busy="true" data-testid="document">
+    <p id="document-loading" class="loading" data-testid="document-loading">Loading the document…</p>
+  </main>
 
   <dialog id="signature-dialog" class="dialog" aria-labelledby="signature-dialog-title" aria-describedby="signature-dialog-help" data-testid="signature-dialog">
     <h2 id="signature-dialog-title">Adopt your signature</h2>

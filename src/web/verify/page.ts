@@ -1,4 +1,6 @@
-import { escapeHtml } from '../signing/page.js';
+import { escapeHtml } from '../html.js';
+import { loadPublicPageAssets, publicPageHead } from '../public-page.js';
+import type { PageAssets } from '../static-assets.js';
 
 /**
  * The identity verification page (GET /verify/<token>): server-rendered in the state the verification
@@ -6,18 +8,8 @@ import { escapeHtml } from '../signing/page.js';
  * beside it. URLs are relative to /verify/<token>, so the page works behind a path prefix.
  */
 
-/** No inline script or style, everything from our origin, no framing, no forms posted by the browser itself. */
-export const VERIFY_PAGE_CSP = {
-  'default-src': ["'none'"],
-  'script-src': ["'self'"],
-  'connect-src': ["'self'"],
-  'img-src': ["'self'", 'data:'],
-  'style-src': ["'self'"],
-  'base-uri': ["'none'"],
-  'form-action': ["'none'"],
-  'frame-ancestors': ["'none'"],
-  'object-src': ["'none'"],
-} as const;
+/** The page's client script and stylesheet, with public.css; read once at start. */
+export const loadVerifyAssets = (): PageAssets => loadPublicPageAssets(new URL('./assets/', import.meta.url));
 
 export type VerifyPageState = 'ask' | 'enter' | 'verified' | 'failed' | 'expired' | 'canceled';
 
@@ -38,24 +30,12 @@ const panel = (name: VerifyPageState, current: VerifyPageState, body: string) =>
   `<section class="panel" data-panel="${name}" data-testid="panel-${name}"${name === current ? '' : ' hidden'}>\n${body}\n</section>`;
 
 export function renderVerifyPage(o: VerifyPageOptions): string {
-  const assets = `assets/${escapeHtml(o.assetPrefix)}`;
   const token = escapeHtml(o.token);
   const to = `<strong class="address" data-testid="sent-to">${escapeHtml(o.sentTo)}</strong>`;
   const hello = o.name ? `<p class="hello">Hello ${escapeHtml(o.name)},</p>` : '';
   const redirect = o.redirectUrl ? escapeHtml(o.redirectUrl) : '';
   const attempts = o.attemptsLeft < 5 ? `${o.attemptsLeft} ${o.attemptsLeft === 1 ? 'attempt' : 'attempts'} left. ` : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<title>Verify your email address</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${assets}/verify.css">
-<script type="module" src="${assets}/verify.js"></script>
-</head>
+  return `${publicPageHead({ title: 'Verify your email address', assets: `assets/${o.assetPrefix}`, stylesheet: 'verify.css', script: 'verify.js', noindex: true })}
 <body>
 <main id="verify-app" class="card" data-state="${o.state}" data-code-url="${token}/code" data-confirm-url="${token}/confirm" data-redirect-url="${redirect}" data-testid="verify-app">
 <p class="brand">Signet</p>
@@ -103,16 +83,7 @@ ${panel('canceled', o.state, `<h1>This verification was canceled</h1>\n<p>Its se
 
 /** A link whose token cannot be ours, or that names no verification. */
 export function renderInvalidVerifyLinkPage(assetPrefix: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<title>Link not valid</title>
-<link rel="stylesheet" href="assets/${escapeHtml(assetPrefix)}/verify.css">
-</head>
+  return `${publicPageHead({ title: 'Link not valid', assets: `assets/${assetPrefix}`, stylesheet: 'verify.css', noindex: true })}
 <body>
 <main class="card" data-testid="verify-invalid">
 <p class="brand">Signet</p>

@@ -38,6 +38,8 @@ function buildControl(field, label) {
       button.type = 'button';
       button.className = 'control sign';
       button.textContent = field.type === 'SIGNATURE' ? 'Sign' : 'Initial';
+      // The name starts with the visible word, so speech users can say what they see (WCAG 2.5.3).
+      button.setAttribute('aria-label', `${button.textContent}: ${label}`);
       return button;
     }
     case 'NAME':
@@ -109,8 +111,10 @@ function buildControl(field, label) {
 /**
  * Places the fields on `views` (from createPageViews) and returns the handle the page drives:
  * values to submit, validation, the adopted signature, focus movement, and locking after the outcome.
+ * `zoom` (zoom.js) enlarges a small field that gets focus from the keyboard or the guide on a phone;
+ * `onAdvance(w)` is called when Enter is pressed in a text field whose value is good.
  */
-export function createFieldLayer({ fields, views, canAct, onSignRequest, onChange }) {
+export function createFieldLayer({ fields, views, canAct, onSignRequest, onChange, onAdvance, zoom }) {
   const counters = {};
   const totals = {};
   for (const f of fields) totals[NOUNS[f.type] ?? f.type] = (totals[NOUNS[f.type] ?? f.type] ?? 0) + 1;
@@ -129,9 +133,11 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     // Messages open towards the middle of the page, so they never stick out of it (a phone would zoom out).
     if (field.positionX + field.width / 2 > 50) box.classList.add('error-left');
     if (field.positionY + field.height > 90) box.classList.add('error-above');
-    box.style.left = `${field.positionX}%`;
-    box.style.top = `${field.positionY}%`;
-    box.style.width = `${field.positionX + field.width > 100 ? 100 - field.positionX : field.width}%`;
+    // Placed by the centre (see .field in signing.css: the box never gets smaller than a 24 px target).
+    const width = field.positionX + field.width > 100 ? 100 - field.positionX : field.width;
+    box.style.left = `${field.positionX + width / 2}%`;
+    box.style.top = `${field.positionY + field.height / 2}%`;
+    box.style.width = `${width}%`;
     box.style.height = `${field.height}%`;
     // Font size follows the field's height on screen (CSS reads --h against the page box's height).
     box.style.setProperty('--h', String(field.height));
@@ -152,6 +158,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
   });
 
   let signature = null;
+  let lastGuided = null;
   const interactive = widgets.filter((w) => !AUTO.has(w.field.type));
 
   const valueOf = (w) => {
@@ -200,15 +207,33 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     onChange?.();
   };
 
+  // A tap or click already hit the field: zooming then would move it from under the finger.
+  let lastPointer = 0;
+  document.addEventListener('pointerdown', () => (lastPointer = Date.now()), true);
+
   for (const w of interactive) {
     if (!canAct) {
       disable(w);
       continue;
     }
-    if (isSign(w.field.type)) w.control.addEventListener('click', () => onSignRequest(w.field, w.control));
+    // A keyboard user's Tab may land on a field too small to read on a phone: zoom to it as the guide does.
+    w.box.addEventListener('focusin', () => {
+      if (Date.now() - lastPointer > 800 && fit(w)) reveal(w, 'auto');
+    });
+    if (isSign(w.field.type)) w.control.addEventListener('click', (e) => onSignRequest(w.field, w.control, { keyboard: e.detail === 0 }));
     else {
       w.control.addEventListener('input', () => refresh(w));
       w.control.addEventListener('change', () => refresh(w));
+    }
+    if (w.field.type === 'TEXT' || w.field.type === 'NUMBER') {
+      // Enter moves on, as in a form: the guided flow needs no mouse and no long Tab walk.
+      w.control.addEventListener('keydown', (e) => {
+        if (e.key !== 'Enter' || e.isComposing) return;
+        e.preventDefault();
+        const problem = problemOf(w);
+        if (problem && valueOf(w) !== '') return showError(w, problem);
+        onAdvance?.(w);
+      });
     }
     if (w.field.type === 'NUMBER') w.control.addEventListener('blur', () => w.control.value.trim() && showError(w, problemOf(w)));
   }
@@ -271,7 +296,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
           w.control.setAttribute('aria-label', `${w.label}: signed, activate to change`);
         } else {
           w.control.textContent = w.field.type === 'SIGNATURE' ? 'Sign' : 'Initial';
-          w.control.setAttribute('aria-label', w.label);
+          w.control.setAttribute('aria-label', `${w.control.textContent}: ${w.label}`);
         }
         refresh(w);
       }
@@ -279,13 +304,21 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     get signature() {
       return signature;
     },
-    /** Moves focus to the next field that still needs something (after the focused one, wrapping); false when none does. */
-    focusNext() {
+    /**
+     * Moves focus to the next field that still needs something (after `from`, or the focused one, or the
+     * last one the guide went to; wrapping) and returns it; null when none does.
+     */
+    focusNext(from) {
       const missing = interactive.filter((w) => problemOf(w) !== null);
-      if (!missing.length) return false;
-      const current = interactive.findIndex((w) => w.box.contains(document.activeElement));
-      focusWidget(missing.find((w) => interactive.indexOf(w) > current) ?? missing[0]);
-      return true;
+      if (!missing.length) return null;
+      const anchor = from ?? interactive.find((w) => w.box.contains(document.activeElement)) ?? lastGuided;
+      const current = anchor ? interactive.indexOf(anchor) : -1;
+      const next = missing.find((w) => interactive.indexOf(w) > current) ?? missing[0];
+      focusWidget(next);
+      return next;
+    },
+    isSign(w) {
+      return isSign(w.field.type);
     },
     focusWidget(w) {
       focusWidget(w);
@@ -302,9 +335,25 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     w.control.querySelectorAll('input').forEach((i) => (i.disabled = true));
   }
 
+  /** Zooms in on a phone until the field is a comfortable touch target; true when the zoom changed. */
+  function fit(w) {
+    return zoom?.fit(w.box.closest('.page'), w.field.height) ?? false;
+  }
+
   function focusWidget(w) {
-    w.box.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    lastGuided = w;
+    const zoomed = fit(w);
+    // Right after a zoom the layout jumped: go there at once, not by a smooth scroll from a stale place.
+    const smooth = !zoomed && !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    reveal(w, smooth ? 'smooth' : 'auto');
     focusTarget(w).focus({ preventScroll: true });
+  }
+
+  /** Scrolls the field to the middle of the screen; one wider than the screen shows its start, where typing begins. */
+  function reveal(w, behavior) {
+    const visibleWidth = w.box.closest('.document')?.clientWidth ?? window.innerWidth;
+    const wide = w.box.getBoundingClientRect().width > visibleWidth - 16;
+    w.box.scrollIntoView({ block: 'center', inline: wide ? 'start' : 'center', behavior });
   }
 }
 

@@ -187,8 +187,9 @@ async function readUpload(file) {
 }
 
 /**
- * Wires the dialog in the page shell. `open(defaultName)` shows it and resolves with
- * `{kind: 'drawn'|'typed'|'uploaded', text?, image}` or null when cancelled.
+ * Wires the dialog in the page shell. `open(defaultName, {keyboard})` shows it and resolves with
+ * `{kind: 'drawn'|'typed'|'uploaded', text?, image}` or null when cancelled (Cancel or Escape).
+ * Opened from the keyboard it starts on Type, which needs no pointer, unless the person chose a tab before.
  */
 export function createSignatureDialog() {
   const dialog = $('signature-dialog');
@@ -200,6 +201,8 @@ export function createSignatureDialog() {
   const uploadPreview = $('signature-upload-preview');
   const error = $('signature-error');
   let active = 'draw';
+  // Set once the person picks a tab: their choice then wins over the keyboard default.
+  let chosen = false;
   let uploaded = null;
   let settle = null;
 
@@ -229,11 +232,15 @@ export function createSignatureDialog() {
 
   // Tabs follow the WAI-ARIA pattern: arrows, Home and End move between them and select.
   tabs.forEach((t, i) => {
-    t.tab.addEventListener('click', () => select(t.name));
+    t.tab.addEventListener('click', () => {
+      chosen = true;
+      select(t.name);
+    });
     t.tab.addEventListener('keydown', (e) => {
       const moves = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 };
       if (!(e.key in moves)) return;
       e.preventDefault();
+      chosen = true;
       select(tabs[(moves[e.key] + tabs.length) % tabs.length].name, true);
     });
   });
@@ -280,7 +287,7 @@ export function createSignatureDialog() {
   function apply() {
     if (active === 'draw') {
       const image = pad.export();
-      if (!image) return showError('Draw your signature in the box first.');
+      if (!image) return showError('Draw your signature in the box first, or choose Type to type it.');
       return finish({ kind: 'drawn', image });
     }
     if (active === 'type') {
@@ -302,11 +309,11 @@ export function createSignatureDialog() {
   dialog.addEventListener('close', () => finish(null));
 
   return {
-    open(defaultName) {
+    open(defaultName, { keyboard = false } = {}) {
       if (!typeInput.value) typeInput.value = defaultName ?? '';
       showError('');
       dialog.showModal();
-      select(active);
+      select(keyboard && !chosen ? 'type' : active);
       tabs.find((t) => t.name === active).tab.focus();
       return new Promise((resolve) => {
         settle = resolve;

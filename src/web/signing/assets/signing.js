@@ -1,9 +1,11 @@
 // The recipient signing page. Plain ES module, no build step. The server sends a static shell; this
 // fetches the recipient's session, renders the document and their fields, and posts the outcome.
+import { copyLink, showOutcome } from './done.js';
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
 import { createSignatureDialog } from './signature-dialog.js';
 import { confirmIdentity } from './verification.js';
+import { createZoom } from './zoom.js';
 
 const $ = (id) => document.getElementById(id);
 const root = $('signing-app');
@@ -17,6 +19,8 @@ const rejectButton = $('reject-button');
 const nextButton = $('next-field-button');
 const progress = $('progress');
 const documentArea = $('document');
+/** The phone zoom (zoom.js), once the document is shown. */
+let zoom = null;
 
 /** Shows the one status line under the header. tone: info | waiting | success | error. */
 function say(tone, text, extra) {
@@ -78,30 +82,22 @@ function canDeclineEarly(session) {
   return session.reason === 'waiting' && !['DRAFT', 'PENDING'].includes(session.envelope.status) && ['SIGNER', 'APPROVER'].includes(session.recipient.role);
 }
 
-function safeRedirect(target) {
-  if (!target) return null;
-  try {
-    const parsed = new URL(target, location.href);
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
-/** After the outcome: lock the page, say what happened, and go on to redirectUrl when the sender gave one. */
-function concluded(layer, text, redirectUrl) {
+/**
+ * After the outcome: lock the page, say what happened, offer the copy once sealed (`watchCopy`), and go
+ * on to redirectUrl (http/https only) when the sender gave one.
+ */
+function concluded(layer, text, { redirectUrl = null, watchCopy = null } = {}) {
   layer?.lock();
   actionBar.hidden = true;
+  zoom?.reset();
   root.dataset.outcome = 'done';
-  const next = safeRedirect(redirectUrl);
-  if (!next) return say('success', text);
-  const link = document.createElement('a');
-  link.href = next;
-  link.textContent = 'Continue';
-  link.dataset.testid = 'redirect-link';
-  link.rel = 'noreferrer';
-  say('success', `${text} Taking you on…`, link);
-  setTimeout(() => location.assign(next), 2500);
+  showOutcome(banner, { text, redirectUrl, watchCopy });
+}
+
+/** The session as it is now, for the post-sign page; null when it cannot be read. */
+async function freshSession() {
+  const { session } = await loadSession();
+  return session ?? null;
 }
 
 function showHeader(session) {
@@ -118,7 +114,7 @@ function showHeader(session) {
   download.textContent = 'Download PDF';
   download.className = 'download';
   download.dataset.testid = 'download-link';
-  download.setAttribute('aria-label', 'Download the document as a PDF');
+  download.setAttribute('aria-label', 'Download PDF of the document');
   download.setAttribute('download', '');
   line.append(' · ', download);
 }
@@ -153,13 +149,24 @@ function wireFinish(session, layer, hooks) {
   finishButton.hidden = false;
   progress.hidden = false;
   let busy = false;
+  // "Start" until the recipient begins (with the guide or on their own), then "Next".
+  let started = false;
 
   // Set while the banner shows the "fields need your attention" message, which goes once they are done.
   let checkFailed = false;
   const updateProgress = () => {
     const { done, total } = layer.progress();
-    progress.textContent = total ? `${done} of ${total} required fields done` : 'No fields to fill';
+    const text = total ? `${done} of ${total} required fields done` : 'No fields to fill';
+    // A live region: rewrite it only when the count moves, so a screen reader is not told it on every key.
+    if (progress.textContent !== text) progress.textContent = text;
+    progress.dataset.complete = String(done === total);
+    started ||= done > 0;
     nextButton.hidden = total === 0 || done === total;
+    nextButton.textContent = started ? 'Next' : 'Start';
+    nextButton.setAttribute('aria-label', started ? 'Next field to fill' : 'Start: go to the first field to fill');
+    // Not `disabled`: the button stays in the Tab order, is announced as unavailable, and pressing it
+    // shows what is missing.
+    finishButton.setAttribute('aria-disabled', String(done < total));
     if (checkFailed && done === total) {
       checkFailed = false;
       banner.hidden = true;
@@ -174,19 +181,31 @@ function wireFinish(session, layer, hooks) {
     root.setAttribute('aria-busy', String(on));
   };
 
-  hooks.sign = async (field, control) => {
-    const sig = await signatureDialog.open(session.recipient.name);
+  // A keyboard cannot draw: opened from the keyboard, the dialog starts on Type.
+  hooks.sign = async (field, control, { keyboard = false } = {}) => {
+    const sig = await signatureDialog.open(session.recipient.name, { keyboard });
     if (sig) layer.setSignature(sig);
     updateProgress();
+    // Back where the dialog was opened from (WCAG 2.4.3).
     control.focus();
   };
 
-  nextButton.addEventListener('click', () => {
-    if (!layer.focusNext()) finishButton.focus();
-  });
+  /** The guide: to the next field that needs something, opening the signature dialog on a signature field. */
+  const guide = async ({ keyboard, from } = {}) => {
+    started = true;
+    updateProgress();
+    const w = layer.focusNext(from);
+    if (!w) return finishButton.focus();
+    if (layer.isSign(w) && !layer.signature) await hooks.sign(w.field, w.control, { keyboard });
+  };
+  hooks.advance = (w) => guide({ keyboard: true, from: w });
+
+  // detail 0: activated by Enter or Space, not a pointer.
+  nextButton.addEventListener('click', (e) => guide({ keyboard: e.detail === 0 }));
 
   finishButton.addEventListener('click', async () => {
     if (busy) return;
+    started = true;
     const bad = layer.validate();
     if (bad.length) {
       say('error', bad.length === 1 ? 'One field needs your attention; it is marked in red.' : `${bad.length} fields need your attention; they are marked in red.`);
@@ -212,7 +231,7 @@ function wireFinish(session, layer, hooks) {
     if (result.ok) {
       const title = session.envelope.title ? `“${session.envelope.title}”` : 'the document';
       const text = result.body?.status === 'APPROVED' ? `You approved ${title}.` : `You signed ${title}. Everyone will get the completed document by email.`;
-      return concluded(layer, text, result.body?.redirectUrl ?? session.redirectUrl);
+      return concluded(layer, text, { redirectUrl: result.body?.redirectUrl ?? session.redirectUrl, watchCopy: freshSession });
     }
     setBusy(false);
     const code = result.body?.code;
@@ -278,7 +297,7 @@ function wireDecline(layer) {
       return;
     }
     rejectDialog.close();
-    concluded(layer, 'You declined this document. The sender has been told.', null);
+    concluded(layer, 'You declined this document. The sender has been told.');
   });
 }
 
@@ -305,7 +324,11 @@ async function main() {
   }
   root.dataset.canAct = String(session.canAct);
   showHeader(session);
-  if (!session.canAct) say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
+  if (!session.canAct) {
+    say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
+    // Sealed: whoever opens their link again gets their copy here.
+    if (session.downloadUrl) banner.append(' ', copyLink(session));
+  }
 
   if (!session.documentUrl) {
     $('document-loading')?.remove();
@@ -325,12 +348,15 @@ async function main() {
   documentArea.setAttribute('aria-busy', 'false');
 
   const hooks = {};
+  zoom = createZoom({ area: documentArea, resetButton: $('zoom-reset'), afterReset: () => (nextButton.hidden ? finishButton : nextButton).focus() });
   const layer = createFieldLayer({
     fields: session.fields ?? [],
     views,
     canAct: session.canAct,
-    onSignRequest: (field, control) => hooks.sign?.(field, control),
+    zoom,
+    onSignRequest: (field, control, how) => hooks.sign?.(field, control, how),
     onChange: () => hooks.change?.(),
+    onAdvance: (w) => hooks.advance?.(w),
   });
   if (session.canAct) wireFinish(session, layer, hooks);
   if (session.canAct || canDeclineEarly(session)) wireDecline(layer);

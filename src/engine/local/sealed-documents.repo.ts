@@ -1,0 +1,48 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { engineDocuments, engineRecipients } from '../../db/schema/index.js';
+
+export type SealedDocument = {
+  documentId: string;
+  /** The hash it was found by: SHA-256 of the sealed PDF exactly as stored and served. */
+  sealedSha256: string;
+  title: string | null;
+  completedAt: Date;
+  testSend: boolean;
+  /** Those who signed or approved, in recipient order; viewers and CCs sign nothing. */
+  signers: { name: string; role: string; signedAt: Date | null }[];
+};
+
+/** The built-in engine's sealed documents, found by the SHA-256 of the file it served (/verify-document). */
+export function createSealedDocumentsRepo() {
+  return {
+    /**
+     * The completed documents whose sealed file has one of these hashes. Unscoped by customer on
+     * purpose: the hash of a sealed file is known only to whoever holds the file, and the answer
+     * (title, signers, when) is what that file's own certificate page already shows.
+     */
+    async findByHashes(tx: DbOrTx, hashes: string[]): Promise<SealedDocument[]> {
+      if (hashes.length === 0) return [];
+      const docs = await tx
+        .select({ id: engineDocuments.id, sealedSha256: engineDocuments.sealedSha256, title: engineDocuments.title, completedAt: engineDocuments.completedAt, testSend: engineDocuments.testSend })
+        .from(engineDocuments)
+        .where(and(inArray(engineDocuments.sealedSha256, hashes), eq(engineDocuments.status, 'COMPLETED')));
+      if (docs.length === 0) return [];
+      const recipients = await tx
+        .select({ documentId: engineRecipients.documentId, name: engineRecipients.name, role: engineRecipients.role, signedAt: engineRecipients.signedAt })
+        .from(engineRecipients)
+        .where(and(inArray(engineRecipients.documentId, docs.map((d) => d.id)), inArray(engineRecipients.role, ['SIGNER', 'APPROVER'])))
+        .orderBy(asc(engineRecipients.position));
+      return docs.map((d) => ({
+        documentId: d.id,
+        sealedSha256: d.sealedSha256!,
+        title: d.title,
+        completedAt: d.completedAt ?? new Date(0),
+        testSend: d.testSend,
+        signers: recipients.filter((r) => r.documentId === d.id).map(({ name, role, signedAt }) => ({ name, role, signedAt })),
+      }));
+    },
+  };
+}
+
+export type SealedDocumentsRepo = ReturnType<typeof createSealedDocumentsRepo>;
