@@ -11,6 +11,8 @@ export type PageHead = {
   script?: string;
   /** Pages that hold someone's link stay out of search indexes. */
   noindex?: boolean;
+  /** Extra <meta name content> pairs (the dashboard's csrf-token), escaped here. */
+  meta?: Record<string, string>;
 };
 
 /**
@@ -26,6 +28,7 @@ export function pageHead(o: PageHead): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="referrer" content="no-referrer">',
     ...(o.noindex ? ['<meta name="robots" content="noindex, nofollow">'] : []),
+    ...Object.entries(o.meta ?? {}).map(([name, content]) => `<meta name="${escapeHtml(name)}" content="${escapeHtml(content)}">`),
     `<title>${escapeHtml(o.title)}</title>`,
     '<link rel="icon" href="data:,">',
     ...o.stylesheets.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`),

@@ -46,7 +46,7 @@ export function spendingChart(days: DaySpend[], id = 'spending'): string {
     .map((d, i) => {
       const h = d.micros > 0n ? Math.max(2, Math.round((Number(d.micros) / Number(top)) * PLOT)) : 0;
       const label = `${shortDate(d.date)}: ${dollars(d.micros)}`;
-      // A zero day is a thin stub on the baseline, so the 30 slots still read as days.
+      // A day with no spending is a 1-unit line on the baseline, so the 30 slots still read as days.
       return h > 0
         ? `<rect class="bar" x="${pct(i * slot + slot * 0.15)}" width="${pct(slot * 0.7)}" y="${TOP + PLOT - h}" height="${h}" rx="2"><title>${escapeHtml(label)}</title></rect>`
         : `<rect class="bar zero" x="${pct(i * slot + slot * 0.15)}" width="${pct(slot * 0.7)}" y="${TOP + PLOT - 1}" height="1"><title>${escapeHtml(label)}</title></rect>`;

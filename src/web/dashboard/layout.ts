@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { escapeHtml } from '../html.js';
+import { escapeHtml, pageHead } from '../html.js';
 import { loadPageAssets, type PageAssets } from '../static-assets.js';
 
 export { escapeHtml };
@@ -68,19 +68,14 @@ export function renderPage(p: PageShell): string {
     ? `<ul><li class="account-email" title="${escapeHtml(p.account.email)}">${escapeHtml(p.account.email)}</li><li><form method="post" action="/dashboard/sign-out" class="inline">${csrfField(p.csrf)}<button type="submit" class="secondary outline">Sign out</button></form></li></ul>`
     : '';
   const flash = p.flash ? `<p class="flash ${p.flash.kind}" role="${p.flash.kind === 'error' ? 'alert' : 'status'}">${escapeHtml(p.flash.text)}</p>` : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<meta name="csrf-token" content="${escapeHtml(p.csrf)}">
-<title>${escapeHtml(p.title)} · Signet</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${a}/pico.min.css">
-<link rel="stylesheet" href="${a}/dashboard.css">
-<script type="module" src="${a}/dashboard.js"></script>
-</head>
+  const head = pageHead({
+    title: `${p.title} · Signet`,
+    stylesheets: [`${a}/pico.min.css`, `${a}/dashboard.css`],
+    script: `${a}/dashboard.js`,
+    noindex: true,
+    meta: { 'csrf-token': p.csrf },
+  });
+  return `${head}
 <body>
 <header class="container topbar">
 <nav aria-label="Account"><ul><li><a href="/dashboard" class="brand"><strong>Signet</strong></a></li></ul>${account}</nav>
