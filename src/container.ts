@@ -227,7 +227,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     audit,
     prepareDocument: prepare,
     signingUrlsOf,
-    senderNameOf: async (tx, customerId) => (await repos.accounts.findCustomer(tx, customerId))?.name ?? null,
+    senderNameOf: async (customerId) => (await repos.accounts.findCustomer(db, customerId))?.name ?? null,
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
   });

@@ -51,6 +51,29 @@ export type CreatedDocument = {
   fields: { engineFieldId: number; recipientEmail: string }[];
 };
 
+/** Everything a create hands the engine. */
+export type CreateDocumentInput = {
+  document: PreparedDocument;
+  title: string | null;
+  recipients: EngineRecipientInput[];
+  fields: EngineFieldInput[];
+  meta: EngineMeta;
+  /** The sending account's name, which the engine's own emails show as the sender (a remote engine may ignore it). */
+  senderName?: string | null;
+  testSend: boolean;
+  expiresAt: Date;
+  draft: boolean;
+};
+
+/**
+ * A create whose slow part is done (the document stored, links minted) and whose rows are still to be
+ * written. Opaque to callers: only the engine that staged it reads it. An engine whose staging wrote a
+ * file that no committed row ends up referencing leaves it to the sweep (DESIGN §4.14).
+ */
+export interface StagedDocument {
+  readonly engineEnvelopeId: string;
+}
+
 /**
  * The boundary between the envelope service and whatever collects the signatures. The built-in
  * `local` engine implements it over its own tables; a remote engine (Documenso) would too. Methods
@@ -59,21 +82,10 @@ export type CreatedDocument = {
  * (DOCUMENSO_UNAVAILABLE, SEND_FAILED, DOWNLOAD_FAILED, FIELD_CREATION_FAILED, DELETE_FAILED).
  */
 export interface SigningEngine {
-  createDocument(
-    tx: Tx,
-    input: {
-      document: PreparedDocument;
-      title: string | null;
-      recipients: EngineRecipientInput[];
-      fields: EngineFieldInput[];
-      meta: EngineMeta;
-      /** The sending account's name, which the engine's own emails show as the sender (a remote engine may ignore it). */
-      senderName?: string | null;
-      testSend: boolean;
-      expiresAt: Date;
-      draft: boolean;
-    },
-  ): Promise<CreatedDocument>;
+  /** A create's I/O, before its transaction opens (DESIGN §4.13): no row is locked while it runs. */
+  stageDocument(input: CreateDocumentInput): Promise<StagedDocument>;
+  /** A staged create's rows, in the caller's transaction; answers from what it wrote, reading nothing back. */
+  createDocument(tx: Tx, staged: StagedDocument): Promise<CreatedDocument>;
   addFields(tx: Tx, engineEnvelopeId: string, fields: EngineFieldInput[]): Promise<{ engineFieldId: number; recipientEmail: string }[]>;
   /** False when the field does not exist on this document. */
   removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;

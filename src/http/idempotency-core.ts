@@ -42,8 +42,9 @@ export function createIdempotency(opts: Options) {
   async function reserve(scope: IdempotencyScope, fingerprint: string): Promise<ReserveOutcome> {
     const leaseToken = randomUUID();
     const proceed = { kind: 'proceed' as const, reservation: { scope, leaseToken } };
+    // A new key, the usual case, is one statement; only a key already on record needs the locked read.
+    if (await repo.tryInsert(db, scope, fingerprint, leaseToken, opts.leaseMs, opts.ttlMs)) return proceed;
     const outcome = await db.transaction(async (tx) => {
-      if (await repo.tryInsert(tx, scope, fingerprint, leaseToken, opts.leaseMs, opts.ttlMs)) return proceed;
       const existing = await repo.lockExisting(tx, scope);
       if (!existing || existing.expired) {
         // Past its TTL but not purged yet: the key is free again.

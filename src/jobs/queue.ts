@@ -22,17 +22,15 @@ export type EnqueueInput = {
  * needs it committed. The NOTIFY is delivered on commit and wakes idle workers at once.
  */
 export async function enqueue(tx: DbOrTx, job: EnqueueInput): Promise<void> {
-  await tx
-    .insert(jobs)
-    .values({
-      type: job.type,
-      payload: job.payload ?? {},
-      runAt: job.runAt ?? sql`now()`,
-      maxAttempts: job.maxAttempts ?? 10,
-      dedupeKey: job.dedupeKey ?? null,
-    })
-    .onConflictDoNothing({ target: jobs.dedupeKey });
-  await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, '')`);
+  const runAt = job.runAt ? sql`${job.runAt.toISOString()}::timestamptz` : sql`now()`;
+  // One round trip: the insert runs to completion as a CTE whether or not the SELECT reads it.
+  await tx.execute(sql`
+    WITH queued AS (
+      INSERT INTO jobs (type, payload, run_at, max_attempts, dedupe_key)
+      VALUES (${job.type}, ${JSON.stringify(job.payload ?? {})}::jsonb, ${runAt}, ${job.maxAttempts ?? 10}, ${job.dedupeKey ?? null})
+      ON CONFLICT (dedupe_key) DO NOTHING
+    )
+    SELECT pg_notify(${JOBS_CHANNEL}, '')`);
 }
 
 /**

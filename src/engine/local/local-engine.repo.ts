@@ -15,9 +15,11 @@ export function createLocalEngineRepo() {
       return row;
     },
 
-    async insertRecipient(tx: DbOrTx, r: typeof engineRecipients.$inferInsert): Promise<RecipientRow> {
-      const [row] = await tx.insert(engineRecipients).values(r).returning();
-      return row;
+    /** In the order given (one statement; the answer is sorted by position, not trusted to keep VALUES order). */
+    async insertRecipients(tx: DbOrTx, rows: (typeof engineRecipients.$inferInsert)[]): Promise<RecipientRow[]> {
+      if (rows.length === 0) return [];
+      const inserted = await tx.insert(engineRecipients).values(rows).returning();
+      return inserted.sort((a, b) => a.position - b.position);
     },
 
     /** What a link is derived from: each recipient's salt, and whether its token's hash is stored yet. */

@@ -3,7 +3,7 @@ import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
-import type { CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine } from '../engine.js';
+import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine, StagedDocument } from '../engine.js';
 import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import { actionOf, type Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
@@ -19,6 +19,8 @@ export type LocalEngineDeps = {
   /** `$SIGNING_URL`; a recipient's link is `$SIGNING_URL/<token>`. */
   signingUrl: string;
 };
+
+type StagedLocalDocument = StagedDocument & { input: CreateDocumentInput; originalKey: string; links: { linkSalt: string; tokenHash: string }[] };
 
 export const documentKey = (documentId: string, name: string) => `documents/${documentId}/${name}`;
 
@@ -80,11 +82,21 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   }
 
   const engine: SigningEngine = {
-    async createDocument(tx, input): Promise<CreatedDocument> {
+    async stageDocument(input): Promise<StagedLocalDocument> {
       const id = randomUUID();
       const originalKey = documentKey(id, 'original.pdf');
-      // Written before the row: a rollback leaves an unreferenced blob, never a row without its file.
+      // Before the transaction, and before the row: a create that fails after this leaves an
+      // unreferenced blob for the sweep, never a row without its file.
       await storage.put(originalKey, input.document.bytes);
+      const links = input.recipients.map(() => {
+        const linkSalt = tokens.newSalt();
+        return { linkSalt, tokenHash: tokens.hash(tokens.token(linkSalt)) };
+      });
+      return { engineEnvelopeId: id, input, originalKey, links };
+    },
+
+    async createDocument(tx, staged): Promise<CreatedDocument> {
+      const { engineEnvelopeId: id, input, originalKey, links } = staged as StagedLocalDocument;
       const doc = await repo.insertDocument(tx, {
         id,
         status: input.draft ? 'DRAFT' : 'PENDING',
@@ -97,23 +109,20 @@ export function createLocalEngine(deps: LocalEngineDeps) {
         meta: input.senderName ? { ...input.meta, senderName: input.senderName } : input.meta,
         expiresAt: input.expiresAt,
       });
-      const recipients: RecipientRow[] = [];
-      for (const r of input.recipients) {
-        const linkSalt = tokens.newSalt();
-        const tokenHash = tokens.hash(tokens.token(linkSalt));
-        const row = await repo.insertRecipient(tx, {
+      const recipients = await repo.insertRecipients(
+        tx,
+        input.recipients.map((r, i) => ({
           documentId: id,
           position: r.position,
           email: r.email,
           name: r.name,
           role: r.role,
           signingOrder: r.signingOrder,
-          linkSalt,
-          tokenHash,
+          linkSalt: links[i].linkSalt,
+          tokenHash: links[i].tokenHash,
           verificationRequired: r.verificationRequired ?? false,
-        });
-        recipients.push(row);
-      }
+        })),
+      );
       const fields = await repo.insertFields(tx, fieldRows(id, recipients, input.fields));
       await repo.insertEvent(tx, { documentId: id, event: 'CREATED' });
       const emailOf = new Map(recipients.map((r) => [r.id, r.email]));

@@ -1,5 +1,5 @@
-import { and, count, desc, eq, gte, lt, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.js';
+import { and, count, desc, eq, lt, sql } from 'drizzle-orm';
+import { rowsOf, type DbOrTx } from '../../db/client.js';
 import { customers, ledgerEntries } from '../../db/schema/index.js';
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
@@ -7,14 +7,22 @@ export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'create
 
 export function createBillingRepo() {
   return {
-    /** The conditional debit: succeeds only when the balance covers the amount. Returns the new balance. */
-    async debit(tx: DbOrTx, customerId: string, micros: bigint): Promise<bigint | undefined> {
-      const [row] = await tx
-        .update(customers)
-        .set({ balanceMicros: sql`${customers.balanceMicros} - ${micros}` })
-        .where(and(eq(customers.id, customerId), gte(customers.balanceMicros, micros)))
-        .returning({ balance: customers.balanceMicros });
-      return row?.balance;
+    /**
+     * A debit and its ledger row in one statement, both or neither: succeeds only when the balance
+     * covers the amount. One round trip while the customer's row is locked. Undefined when refused.
+     */
+    async debitWithEntry(tx: DbOrTx, e: { customerId: string; amountMicros: bigint; operation: string; envelopeId: string | null; envelopeTitle: string | null; description: string }): Promise<{ id: string } | undefined> {
+      const amount = sql`${e.amountMicros.toString()}::bigint`;
+      const result = await tx.execute(sql`
+        WITH debited AS (
+          UPDATE customers SET balance_micros = balance_micros - ${amount}
+          WHERE id = ${e.customerId} AND balance_micros >= ${amount}
+          RETURNING balance_micros
+        )
+        INSERT INTO ledger_entries (customer_id, direction, amount_micros, balance_after_micros, operation, envelope_id, envelope_title, description)
+        SELECT ${e.customerId}, 'debit', ${amount}, balance_micros, ${e.operation}, ${e.envelopeId}, ${e.envelopeTitle}, ${e.description} FROM debited
+        RETURNING id`);
+      return rowsOf<{ id: string }>(result)[0];
     },
 
     async credit(tx: DbOrTx, customerId: string, micros: bigint): Promise<bigint | undefined> {

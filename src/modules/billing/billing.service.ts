@@ -16,10 +16,10 @@ export type ChargeInput = {
 };
 
 /**
- * `entry` is the ledger row of a debit from the balance. An x402 call has none yet: its row is written
+ * `ledgerEntryId` is the ledger row of a debit from the balance. An x402 call has none yet: its row is written
  * with the txHash when the payment settles, just before the transaction commits.
  */
-export type ChargeResult = { sandbox: true } | { sandbox: false; amountMicros: bigint; entry: LedgerRow | null };
+export type ChargeResult = { sandbox: true } | { sandbox: false; amountMicros: bigint; ledgerEntryId: string | null };
 
 export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string; db: DbOrTx }) {
   const { repo } = deps;
@@ -59,34 +59,38 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
      * Charges one billable call inside the caller's transaction, so the charge commits or rolls back
      * with the resource it pays for. Test mode counts against the sandbox allowance instead.
      */
+    /**
+     * What `charge` will take for this call, without charging: a create writes it on its envelope
+     * (the refund's amount) in the same statement as the row, and charges last.
+     */
+    quote(input: Pick<ChargeInput, 'actor' | 'operation' | 'testModeHeader'>): { sandbox: boolean; amountMicros: bigint } {
+      if (input.actor.payment) return { sandbox: false, amountMicros: input.actor.payment.priceMicros };
+      if (sandboxed(input)) return { sandbox: true, amountMicros: 0n };
+      return { sandbox: false, amountMicros: PRICES[input.operation].micros };
+    },
+
     async charge(tx: Tx, input: ChargeInput): Promise<ChargeResult> {
       const { actor, operation } = input;
       const price = PRICES[operation];
       // A paying wallet pays the price it signed for, test-mode header or not: the settlement is the charge.
       if (actor.payment) {
         actor.payment.describe({ operation, description: input.description ?? price.label, envelopeId: input.envelopeId ?? null, envelopeTitle: input.envelopeTitle ?? null });
-        return { sandbox: false, amountMicros: actor.payment.priceMicros, entry: null };
+        return { sandbox: false, amountMicros: actor.payment.priceMicros, ledgerEntryId: null };
       }
       if (sandboxed(input)) {
         if (!(await repo.useSandbox(tx, actor.customerId))) throw sandboxUsedUp();
         return { sandbox: true };
       }
-      const after = await repo.debit(tx, actor.customerId, price.micros);
-      if (after === undefined) {
-        throw insufficient(await repo.balance(tx, actor.customerId), price.micros);
-      }
-      const entry = await repo.insertLedger(tx, {
+      const entry = await repo.debitWithEntry(tx, {
         customerId: actor.customerId,
-        direction: 'debit',
         amountMicros: price.micros,
-        balanceAfterMicros: after,
         operation,
         envelopeId: input.envelopeId ?? null,
         envelopeTitle: input.envelopeTitle ?? null,
         description: input.description ?? price.label,
-        txHash: null,
       });
-      return { sandbox: false, amountMicros: entry.amountMicros, entry };
+      if (!entry) throw insufficient(await repo.balance(tx, actor.customerId), price.micros);
+      return { sandbox: false, amountMicros: price.micros, ledgerEntryId: entry.id };
     },
 
     /**

@@ -2,7 +2,7 @@ import { placementDto } from './envelope-plan.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import type { EngineStatus, EnvelopeStatus, Role, SigningEngine } from '../../engine/engine.js';
 import type { RefundsService } from '../billing/refunds.service.js';
-import type { EnvelopeRow, EnvelopesRepo, Owner, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
+import type { EnvelopeRow, EnvelopesRepo, EventRow, Owner, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
 import type { TEnvelope } from './envelopes.schemas.js';
 import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
 
@@ -78,51 +78,51 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     ...placementDto(f),
   });
 
+  /** The DTO of one envelope from rows already in hand (a create builds it from what it wrote). */
+  function dtoOf(
+    e: EnvelopeRow,
+    parts: { recipients: StoredRecipientRow[]; fields: StoredFieldRow[]; links: Map<string, string>; gates: Map<string, RecipientGate>; events?: EventRow[] },
+  ): TEnvelope {
+    return {
+      envelopeId: e.id,
+      engineEnvelopeId: e.engineEnvelopeId,
+      engineNumericId: e.engineNumericId,
+      status: e.status as EnvelopeStatus,
+      title: e.title,
+      recipients: parts.recipients.filter((r) => r.envelopeId === e.id).map((r) => recipientDto(r, parts.links, parts.gates)),
+      fields: parts.fields.filter((f) => f.envelopeId === e.id).map(fieldDto),
+      detectedFromPlaceholders: e.detectedFromPlaceholders,
+      expiresAt: e.expiresAt.toISOString(),
+      storageExpiresAt: iso(e.storageExpiresAt),
+      createdAt: e.createdAt.toISOString(),
+      updatedAt: e.updatedAt.toISOString(),
+      completedAt: iso(e.completedAt),
+      ...(parts.events
+        ? {
+            events: parts.events.map((ev) => ({
+              eventType: ev.eventType,
+              event: EVENT_NAMES[ev.eventType as EventType],
+              recipientEmail: ev.recipientEmail,
+              occurredAt: ev.occurredAt.toISOString(),
+            })),
+          }
+        : {}),
+    };
+  }
+
   async function toDto(tx: DbOrTx, rows: EnvelopeRow[], withEvents: boolean): Promise<TEnvelope[]> {
     const ids = rows.map((r) => r.id);
     const [recipients, fields] = await Promise.all([repo.recipients(tx, ids), repo.fields(tx, ids)]);
     const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
     const gates = await gatesOf(tx, recipients);
-    return Promise.all(
-      rows.map(async (e) => ({
-        envelopeId: e.id,
-        engineEnvelopeId: e.engineEnvelopeId,
-        engineNumericId: e.engineNumericId,
-        status: e.status as EnvelopeStatus,
-        title: e.title,
-        recipients: recipients.filter((r) => r.envelopeId === e.id).map((r) => recipientDto(r, links, gates)),
-        fields: fields.filter((f) => f.envelopeId === e.id).map(fieldDto),
-        detectedFromPlaceholders: e.detectedFromPlaceholders,
-        expiresAt: e.expiresAt.toISOString(),
-        storageExpiresAt: iso(e.storageExpiresAt),
-        createdAt: e.createdAt.toISOString(),
-        updatedAt: e.updatedAt.toISOString(),
-        completedAt: iso(e.completedAt),
-        ...(withEvents
-          ? {
-              events: (await repo.events(tx, e.id)).map((ev) => ({
-                eventType: ev.eventType,
-                event: EVENT_NAMES[ev.eventType as EventType],
-                recipientEmail: ev.recipientEmail,
-                occurredAt: ev.occurredAt.toISOString(),
-              })),
-            }
-          : {}),
-      })),
-    );
+    return Promise.all(rows.map(async (e) => dtoOf(e, { recipients, fields, links, gates, events: withEvents ? await repo.events(tx, e.id) : undefined })));
   }
 
-  /**
-   * Brings the stored copy in line with the engine (the engine wins) and records an event for every
-   * move it finds. Every engine-side change goes through here in its own transaction, and live status
-   * reads use it to correct a missed update. The envelope row must be locked by the caller.
-   */
-  async function syncFromEngine(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<EnvelopeRow> {
-    const status = live ?? (await engine.status(tx, envelope.engineEnvelopeId));
-    const stored = await repo.recipients(tx, [envelope.id]);
+  /** What the stored copy lacks against the engine: recipient rows to update and events to record. Pure. */
+  function diff(envelope: EnvelopeRow, status: EngineStatus, stored: StoredRecipientRow[]) {
     const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
     const events: { eventType: EventType; recipientEmail?: string | null }[] = [];
-
+    const updates: { id: number; set: Partial<StoredRecipientRow> }[] = [];
     for (const er of status.recipients) {
       const r = byEngineId.get(er.engineRecipientId);
       if (!r) continue;
@@ -140,18 +140,34 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         iso(r.rejectedAt) !== iso(er.rejectedAt) ||
         r.rejectionReason !== er.rejectionReason;
       if (changed) {
-        await repo.updateRecipient(tx, r.id, {
-          signingStatus,
-          readStatus: er.readStatus,
-          sendStatus: er.sendStatus,
-          status: er.status,
-          signedAt: er.signedAt,
-          viewedAt: er.viewedAt,
-          rejectedAt: er.rejectedAt,
-          rejectionReason: er.rejectionReason,
+        updates.push({
+          id: r.id,
+          set: {
+            signingStatus,
+            readStatus: er.readStatus,
+            sendStatus: er.sendStatus,
+            status: er.status,
+            signedAt: er.signedAt,
+            viewedAt: er.viewedAt,
+            rejectedAt: er.rejectedAt,
+            rejectionReason: er.rejectionReason,
+          },
         });
       }
     }
+    return { events, updates, inStep: updates.length === 0 && events.length === 0 && status.status === envelope.status };
+  }
+
+  /**
+   * Brings the stored copy in line with the engine (the engine wins) and records an event for every
+   * move it finds. Every engine-side change goes through here in its own transaction, and live status
+   * reads use it to correct a missed update. The envelope row must be locked by the caller.
+   */
+  async function syncFromEngine(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<EnvelopeRow> {
+    const status = live ?? (await engine.status(tx, envelope.engineEnvelopeId));
+    const stored = await repo.recipients(tx, [envelope.id]);
+    const { events, updates } = diff(envelope, status, stored);
+    for (const u of updates) await repo.updateRecipient(tx, u.id, u.set);
 
     let row = envelope;
     if (status.status !== envelope.status) {
@@ -204,7 +220,18 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     return { value };
   }
 
-  return { toDto, fieldDto, syncFromEngine, lockAndSync };
+  /**
+   * The live status read (engine wins) without serializing readers: the engine and the stored copy
+   * are read unlocked, and only when they differ is the envelope locked and synced, as any change is.
+   */
+  async function readInStep(tx: Tx, envelope: EnvelopeRow, lock: () => Promise<EnvelopeRow>): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[] }> {
+    const [status, stored] = [await engine.status(tx, envelope.engineEnvelopeId), await repo.recipients(tx, [envelope.id])];
+    if (diff(envelope, status, stored).inStep) return { envelope, recipients: stored };
+    const synced = await syncFromEngine(tx, await lock());
+    return { envelope: synced, recipients: await repo.recipients(tx, [envelope.id]) };
+  }
+
+  return { toDto, dtoOf, gatesOf, fieldDto, syncFromEngine, lockAndSync, readInStep };
 }
 
 export type EnvelopeSync = ReturnType<typeof createEnvelopeSync>;

@@ -50,8 +50,11 @@ export function createEnvelopesRepo() {
       return { rows, total };
     },
 
-    async insertRecipients(tx: DbOrTx, rows: (typeof envelopeRecipients.$inferInsert)[]): Promise<void> {
-      if (rows.length) await tx.insert(envelopeRecipients).values(rows);
+    /** One statement; the rows as written, by position. */
+    async insertRecipients(tx: DbOrTx, rows: (typeof envelopeRecipients.$inferInsert)[]): Promise<StoredRecipientRow[]> {
+      if (rows.length === 0) return [];
+      const inserted = await tx.insert(envelopeRecipients).values(rows).returning();
+      return inserted.sort((a, b) => a.position - b.position);
     },
 
     async recipients(tx: DbOrTx, envelopeIds: string[]): Promise<StoredRecipientRow[]> {

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { OperatorContext, Paging, RequestContext } from '../../context.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
-import { TERMINAL_STATUSES, type EngineFieldInput, type EnvelopeStatus, type SigningEngine } from '../../engine/engine.js';
+import { TERMINAL_STATUSES, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { PreparedDocument } from '../../pdf/types.js';
@@ -10,7 +11,7 @@ import type { VerificationsService } from '../verifications/verifications.servic
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
-import type { EnvelopesRepo, EnvelopeRow, Owner } from './envelopes.repo.js';
+import type { EnvelopesRepo, EnvelopeRow, Owner, StoredRecipientRow } from './envelopes.repo.js';
 import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -22,6 +23,8 @@ const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient wi
 
 /** A create, checked and planned before its transaction opens: the PDF parse and the rules cost no lock. */
 export type CreatePlan = {
+  /** The envelope's id, chosen up front so rows written before the envelope's can name it. */
+  envelopeId: string;
   payload: TCreatePayload;
   document: PreparedDocument;
   fields: EngineFieldInput[];
@@ -30,6 +33,10 @@ export type CreatePlan = {
   expiresAt: Date;
   /** What a send at create is charged as: a create, or an envelope made from a template. */
   operation: 'envelope_create' | 'envelope_from_template';
+  /** Mail goes to the outbox only (a test key, or X-Service-Test-Mode on a create-and-send). */
+  testSend: boolean;
+  /** The engine's part done before the transaction: the document stored, the links minted. */
+  staged: StagedDocument;
 };
 
 /**
@@ -42,23 +49,23 @@ export type PlanSource = { parts: Uint8Array[] } | { prepared: () => Promise<{ d
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
-  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'toDto' | 'fieldDto'>;
-  billing: Pick<BillingService, 'charge' | 'assertAffordable'>;
+  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'toDto' | 'dtoOf' | 'gatesOf' | 'fieldDto' | 'readInStep'>;
+  billing: Pick<BillingService, 'charge' | 'assertAffordable' | 'quote'>;
   /** Creates and charges (USD 0.50) a gated recipient's verification in the caller's transaction. */
   verifications: Pick<VerificationsService, 'createForRecipient'>;
   audit: AuditService;
   /** Parses the upload in the sandbox; `owner` is whose turn it is in the parse queue (fair per customer). */
   prepareDocument: (parts: Uint8Array[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
-  /** The account's name, which invitations show as the sender. */
-  senderNameOf: (tx: DbOrTx, customerId: string) => Promise<string | null>;
+  /** The account's name, which invitations show as the sender (read before the transaction). */
+  senderNameOf: (customerId: string) => Promise<string | null>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
 
 export function createEnvelopesService(deps: EnvelopeServiceDeps) {
   const { repo, engine, sync } = deps;
-  const { syncFromEngine, toDto, fieldDto } = sync;
+  const { syncFromEngine, toDto, dtoOf, fieldDto } = sync;
 
   async function requireEnvelope(tx: DbOrTx, id: string, owner: Owner, lock = false): Promise<EnvelopeRow> {
     const row = UUID.test(id) ? await repo.find(tx, id, owner, lock) : undefined;
@@ -71,8 +78,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
    * module) when the envelope is sent, after the envelope's own charge and in the same transaction:
    * one Idempotency-Key covers them all, and a replay charges nothing more.
    */
-  async function gateRecipients(tx: Tx, ctx: RequestContext, envelope: EnvelopeRow): Promise<void> {
-    for (const r of await repo.recipients(tx, [envelope.id])) {
+  async function gateRecipients(tx: Tx, ctx: RequestContext, envelope: EnvelopeRow, recipients: StoredRecipientRow[]): Promise<void> {
+    for (const r of recipients) {
       if (!r.verificationRequired) continue;
       await deps.verifications.createForRecipient(tx, ctx, { envelopeId: envelope.id, engineRecipientId: r.engineRecipientId, email: r.email, name: r.name, expiresAt: envelope.expiresAt });
     }
@@ -132,28 +139,37 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           ? await input.prepared()
           : await deps.prepareDocument(input.parts, ctx.actor.customerId).then((document) => ({ document, ...planFields(payload, emails, document) }));
       if (!draft) requireSignatureFields(payload.recipients, planned.fields, (i) => `payload.recipients.${i}`);
-      return { payload, draft, expiresAt, operation, ...planned };
-    },
-
-    async create(tx: Tx, ctx: RequestContext, plan: CreatePlan): Promise<{ dto: TEnvelope }> {
-      const { payload, document, draft, fields, fromMarkers, expiresAt } = plan;
-      const now = Date.now();
-      const storageExpiryDays = payload.storageExpiryDays ?? deps.storageExpiryDays;
       // SPEC honours X-Service-Test-Mode on create-and-send only; a draft's send decides its own mode.
       const testSend = ctx.actor.mode === 'test' || (!draft && ctx.testModeHeader);
-
-      const created = await engine.createDocument(tx, {
-        document,
+      const staged = await engine.stageDocument({
+        document: planned.document,
         title: payload.title ?? null,
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
-        fields,
+        fields: planned.fields,
         meta: payload.meta ?? {},
-        senderName: await deps.senderNameOf(tx, ctx.actor.customerId),
+        senderName: await deps.senderNameOf(ctx.actor.customerId),
         testSend,
         expiresAt,
         draft,
       });
+      return { envelopeId: randomUUID(), payload, draft, expiresAt, operation, testSend, staged, ...planned };
+    },
+
+    /**
+     * The rows of a planned create, in a handful of statements that read nothing back; the charge
+     * comes last so the customer's balance row is locked for as little of the transaction as possible
+     * (concurrent creates of one customer queue on that lock).
+     */
+    async create(tx: Tx, ctx: RequestContext, plan: CreatePlan): Promise<{ dto: TEnvelope }> {
+      const { payload, document, draft, fields, fromMarkers, expiresAt, testSend } = plan;
+      const now = new Date();
+      const storageExpiryDays = payload.storageExpiryDays ?? deps.storageExpiryDays;
+      const billed = { actor: ctx.actor, operation: plan.operation, testModeHeader: ctx.testModeHeader };
+      const quote = draft ? undefined : deps.billing.quote(billed);
+
+      const created = await engine.createDocument(tx, plan.staged);
       const envelope = await repo.insert(tx, {
+        id: plan.envelopeId,
         customerId: ctx.actor.customerId,
         mode: ctx.actor.mode,
         engineEnvelopeId: created.engineEnvelopeId,
@@ -165,11 +181,12 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         documentSha256: document.sha256,
         pageCount: document.info.pageCount,
         detectedFromPlaceholders: fromMarkers,
+        chargedMicros: quote?.amountMicros ?? 0n,
         expiresAt,
         storageExpiryDays,
-        storageExpiresAt: new Date(now + storageExpiryDays * DAY),
+        storageExpiresAt: new Date(now.getTime() + storageExpiryDays * DAY),
       });
-      await repo.insertRecipients(
+      const recipients = await repo.insertRecipients(
         tx,
         payload.recipients.map((r, i) => ({
           envelopeId: envelope.id,
@@ -182,22 +199,20 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           verificationRequired: r.verificationRequired ?? false,
         })),
       );
-      await repo.insertFields(
+      const storedFields = await repo.insertFields(
         tx,
         created.fields.map((cf, i) => ({ envelopeId: envelope.id, engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
       );
       await deps.audit.customer(tx, ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: envelope.id });
       if (!draft) {
         await enqueue(tx, { type: DISTRIBUTE_JOB, payload: { envelopeId: envelope.id }, dedupeKey: `distribute:${envelope.id}` });
-        // Last, so the customer's balance row is locked for as little of the transaction as possible:
-        // concurrent creates of one customer queue on that lock.
-        const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: plan.operation, testModeHeader: ctx.testModeHeader, envelopeId: envelope.id, envelopeTitle: envelope.title });
-        if (!charge.sandbox) await repo.update(tx, envelope.id, { chargedMicros: charge.amountMicros });
-        await gateRecipients(tx, ctx, envelope);
+        await deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
+        await gateRecipients(tx, ctx, envelope, recipients);
       }
+      const links = new Map(created.recipients.map((r) => [r.engineRecipientId, r.signingUrl]));
       // After the gating, so each gated recipient shows its verificationId.
-      const [dto] = await toDto(tx, [{ ...envelope }], false);
-      return { dto };
+      const gates = await sync.gatesOf(tx, recipients);
+      return { dto: dtoOf(envelope, { recipients, fields: storedFields, links, gates }) };
     },
 
     /** The distribution job: PENDING → SENT, invitations out. Safe to run twice. */
@@ -220,8 +235,11 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
     /** Live status: reads the engine and corrects the stored copy where they differ. */
     async liveStatus(tx: Tx, ctx: RequestContext, id: string) {
-      const envelope = await syncFromEngine(tx, await requireEnvelope(tx, id, ownerOf(ctx), true));
-      const [dto] = await toDto(tx, [envelope], false);
+      const owner = ownerOf(ctx);
+      // Pollers of one envelope do not queue on its lock: it is taken only to correct a stale copy.
+      const { envelope, recipients } = await sync.readInStep(tx, await requireEnvelope(tx, id, owner), () => requireEnvelope(tx, id, owner, true));
+      const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
+      const dto = dtoOf(envelope, { recipients, fields: [], links, gates: await sync.gatesOf(tx, recipients) });
       return { envelopeId: dto.envelopeId, title: dto.title, status: dto.status, createdAt: dto.createdAt, completedAt: dto.completedAt, recipients: dto.recipients };
     },
 
@@ -229,18 +247,27 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
       if (envelope.status === 'CANCELLED') throw new AppError('ENVELOPE_CANCELLED', 'The envelope was cancelled');
       if (envelope.status !== 'DRAFT') throw new AppError('ALREADY_COMPLETED', `Only a DRAFT can be sent; this envelope is ${envelope.status}`);
-      requireSignatureFields(await repo.recipients(tx, [envelope.id]), await repo.fields(tx, [envelope.id]), () => 'fields');
-      // X-Service-Test-Mode is not honoured here (SPEC: create-and-send only); a test key still sends free.
-      const charge = await deps.billing.charge(tx, { actor: ctx.actor, operation: 'envelope_send', testModeHeader: false, envelopeId: envelope.id, envelopeTitle: envelope.title });
-      await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope);
-      // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
-      const testSend = charge.sandbox;
-      await repo.update(tx, envelope.id, { chargedMicros: charge.sandbox ? 0n : charge.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
-      await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
-      const after = await syncFromEngine(tx, { ...envelope, chargedMicros: charge.sandbox ? 0n : charge.amountMicros });
-      await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
       const recipients = await repo.recipients(tx, [envelope.id]);
+      requireSignatureFields(recipients, await repo.fields(tx, [envelope.id]), () => 'fields');
+      // X-Service-Test-Mode is not honoured here (SPEC: create-and-send only); a test key still sends free.
+      const billed = { actor: ctx.actor, operation: 'envelope_send' as const, testModeHeader: false };
+      const quote = deps.billing.quote(billed);
+      const charge = () => deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
+      // Last, as on create, so the balance row is locked briefly; but a gated recipient's verification
+      // (charged with the envelope) must exist before the invitations and the webhooks that name it.
+      const gated = recipients.some((r) => r.verificationRequired);
+      if (gated) {
+        await charge();
+        await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope, recipients);
+      }
+      // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
+      const testSend = quote.sandbox;
+      await repo.update(tx, envelope.id, { chargedMicros: quote.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
+      await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
+      const after = await syncFromEngine(tx, { ...envelope, chargedMicros: quote.amountMicros });
+      await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
       const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
+      if (!gated) await charge();
       return { envelopeId: envelope.id, status: after.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
     },
 

@@ -147,9 +147,9 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
 
     /** Creates (and, unless a draft, charges and sends) the planned envelope; a draft's later send is charged as any draft's. */
     async createEnvelope(tx: Tx, ctx: RequestContext, plan: FromTemplatePlan) {
-      const { dto } = await deps.envelopes.create(tx, ctx, plan.envelope);
-      await deps.audit.customer(tx, ctx, { action: 'template.use', resourceType: 'template', resourceId: plan.templateId, metadata: { envelopeId: dto.envelopeId } });
-      return dto;
+      // Before the create, whose charge is the transaction's last write.
+      await deps.audit.customer(tx, ctx, { action: 'template.use', resourceType: 'template', resourceId: plan.templateId, metadata: { envelopeId: plan.envelope.envelopeId } });
+      return (await deps.envelopes.create(tx, ctx, plan.envelope)).dto;
     },
   };
 }
