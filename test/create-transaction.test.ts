@@ -43,6 +43,11 @@ before(async () => {
       if (recording) log.push({ kind: 'put', text: key });
       await blobs.put(key, bytes);
     },
+    // An upload is stored from the file it was streamed to.
+    async putFile(key: string, file: string) {
+      if (recording) log.push({ kind: 'put', text: key });
+      await blobs.putFile(key, file);
+    },
   };
   t = await createTestApp({ creditCents: 10_000, overrides: { database: await loggedDatabase(dataDir), storage } });
 });

@@ -121,6 +121,7 @@ describe('seal job: a late second run', () => {
         written.push(key);
         return real.put(key, bytes);
       },
+      putFile: (key, file) => real.putFile(key, file),
       get: (key) => real.get(key),
       getStream: (key) => real.getStream(key),
       delete: (key) => real.delete(key),

@@ -1,80 +1,268 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { Busboy, type BusboyHeaders } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { sha256Hex } from '../lib/crypto.js';
 import { AppError } from '../errors.js';
 
-export type UploadedFile = { field: string; filename: string; mimetype: string; data: Buffer };
+export type UploadedFile = {
+  field: string;
+  filename: string;
+  mimetype: string;
+  /** The file the part was streamed to; it is removed when the request ends. */
+  path: string;
+  size: number;
+};
 export type MultipartBody = { files: UploadedFile[]; fields: Record<string, string>; tooManyFiles: boolean };
 
 /** More file parts than this are reported (tooManyFiles) rather than read. */
 export const MAX_FILE_PARTS = 10;
+/** A field, or the `payload` sent as a file part (`curl -F payload=@payload.json`), is held in memory up to this. */
+const MAX_FIELD_BYTES = 1024 * 1024;
+/** An upload directory not touched for this long is a leftover of a crash: no request lives that long. */
+const LEFTOVER_MS = 60 * 60 * 1000;
+
+export type MultipartOptions = {
+  /** The whole body: the file parts, the payload and the framing. */
+  bodyLimit: number;
+  /** The file parts together (MAX_PDF_BYTES). */
+  maxFileBytes: number;
+  /** File parts are streamed to DATA_DIR/tmp/uploads, one directory per request. */
+  dataDir: string;
+};
+
+const UPLOAD_DIR = Symbol('uploadDir');
+type UploadRequest = FastifyRequest & { [UPLOAD_DIR]?: UploadDir };
+
+const malformed = () => new AppError('VALIDATION_ERROR', 'The multipart body is malformed', { details: [{ path: 'body', message: 'malformed multipart body' }] });
 
 /**
- * multipart/form-data, read whole but bounded: Fastify stops reading at `bodyLimit` (413 PDF_TOO_LARGE)
- * so an oversize upload is never buffered, and a complete body can be hashed for the idempotency
- * fingerprint before the handler runs.
+ * multipart/form-data, streamed: each file part goes to a file of the request's own directory while it
+ * is hashed and counted, so a 25 MB upload is never held in memory. The limits are enforced as the
+ * bytes arrive (413 PDF_TOO_LARGE the moment the body or the file parts pass theirs, and the files
+ * written so far are removed), and the parts are hashed for the idempotency fingerprint before the
+ * handler runs. The directory is removed when the response is over or the connection is lost,
+ * whatever happened; leftovers of a crash are swept at start and hourly.
  */
-export function registerMultipart(app: FastifyInstance, opts: { bodyLimit: number }): void {
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: opts.bodyLimit }, (request, body, done) => {
-    parseMultipart(request, body as Buffer).then(
-      (parsed) => {
-        // The fingerprint covers the parts, not the framing: clients pick a new boundary per request,
-        // and a retry with the same parts must still be recognised as the same request.
-        request.bodyHash = sha256Hex(
-          JSON.stringify([
-            parsed.files.map((f) => [f.field, sha256Hex(f.data)]),
-            Object.entries(parsed.fields).sort(([a], [b]) => a.localeCompare(b)),
-          ]),
-        );
-        done(null, parsed);
-      },
-      (err) => done(err instanceof AppError ? err : new AppError('VALIDATION_ERROR', 'The multipart body is malformed', { details: [{ path: 'body', message: 'malformed multipart body' }] }), undefined),
-    );
+export function registerMultipart(app: FastifyInstance, opts: MultipartOptions): void {
+  const root = path.join(opts.dataDir, 'tmp', 'uploads');
+  app.addHook('onRequest', (request: UploadRequest, reply, done) => {
+    // As loosely as Fastify matches the parser below (case, leading space).
+    if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
+      const dir = (request[UPLOAD_DIR] = new UploadDir(root));
+      reply.raw.once('close', () => {
+        dir.remove().catch((err: unknown) => request.log.warn({ err }, 'could not remove an upload directory'));
+      });
+    }
+    done();
+  });
+
+  let sweeper: NodeJS.Timeout | undefined;
+  const sweep = () => sweepLeftovers(root).catch((err: unknown) => app.log.warn({ err }, 'could not sweep the upload directory'));
+  app.addHook('onReady', async () => {
+    await sweep();
+    sweeper = setInterval(sweep, LEFTOVER_MS).unref();
+  });
+  app.addHook('onClose', async () => clearInterval(sweeper));
+
+  app.addContentTypeParser('multipart/form-data', async (request: UploadRequest, payload: Readable) => {
+    const tooLarge = () => new AppError('PDF_TOO_LARGE', `The upload exceeds the ${opts.maxFileBytes}-byte limit`, { maxBytes: opts.maxFileBytes });
+    if (Number(request.headers['content-length']) > opts.bodyLimit) throw tooLarge();
+    const dir = request[UPLOAD_DIR];
+    if (!dir) throw malformed();
+    try {
+      await dir.create();
+      const { body, parts } = await receive(request, payload, dir, { ...opts, tooLarge });
+      request.bodyHash = sha256Hex(parts);
+      return body;
+    } catch (err) {
+      // Stopped at a limit, malformed or cut off: nothing of it stays on disk.
+      await dir.remove();
+      throw err;
+    }
   });
 }
 
-function parseMultipart(request: FastifyRequest, buffer: Buffer): Promise<MultipartBody> {
+/**
+ * One request's upload directory, removed when the response is closed (finished, or the connection
+ * lost): nothing is created in it once its removal has begun, and the removal waits for what was
+ * being created, so nothing appears after it.
+ */
+class UploadDir {
+  readonly path: string;
+  private readonly writers = new Set<WriteStream>();
+  private created?: Promise<unknown>;
+  private removed?: Promise<void>;
+  private count = 0;
+
+  constructor(root: string) {
+    this.path = path.join(root, randomUUID());
+  }
+
+  async create(): Promise<void> {
+    if (this.removed) throw new Error('the request has ended');
+    await (this.created = mkdir(this.path, { recursive: true, mode: 0o700 }));
+  }
+
+  writer(): WriteStream {
+    if (this.removed) throw new Error('the request has ended');
+    const ws = createWriteStream(path.join(this.path, `part-${++this.count}`), { flags: 'wx', mode: 0o600 });
+    this.writers.add(ws);
+    ws.once('close', () => this.writers.delete(ws));
+    return ws;
+  }
+
+  remove(): Promise<void> {
+    this.removed ??= (async () => {
+      await this.created?.catch(() => undefined);
+      await Promise.all([...this.writers].map((ws) => new Promise<void>((resolve) => (ws.closed ? resolve() : (ws.once('close', () => resolve()), ws.destroy())))));
+      await rm(this.path, { recursive: true, force: true });
+    })();
+    return this.removed;
+  }
+}
+
+/** Removes the upload directories nobody has written to for LEFTOVER_MS. */
+async function sweepLeftovers(root: string): Promise<void> {
+  const names = await readdir(root).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+  for (const name of names) {
+    const full = path.join(root, name);
+    const info = await stat(full).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > LEFTOVER_MS) await rm(full, { recursive: true, force: true });
+  }
+}
+
+function receive(
+  request: FastifyRequest,
+  payload: Readable,
+  dir: UploadDir,
+  opts: MultipartOptions & { tooLarge: () => AppError },
+): Promise<{ body: MultipartBody; parts: string }> {
   return new Promise((resolve, reject) => {
-    const result: MultipartBody = { files: [], fields: {}, tooManyFiles: false };
-    const busboy = new Busboy({
-      headers: request.headers as BusboyHeaders,
-      limits: { files: MAX_FILE_PARTS, fields: 20, fieldSize: 1024 * 1024, parts: MAX_FILE_PARTS + 20 },
-    });
+    const body: MultipartBody = { files: [], fields: {}, tooManyFiles: false };
+    const hashes: [string, string][] = [];
+    const writes: Promise<unknown>[] = [];
+    let payloadFile: string | undefined;
+    let received = 0;
+    let fileBytes = 0;
+    let failed = false;
+
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      payload.off('data', onData).off('end', onEnd).off('error', onAbort).off('close', onClose);
+      // Whatever else arrives is read and dropped (the body guard bounds it once the answer is sent),
+      // so the client gets to read the answer instead of a reset connection.
+      payload.resume();
+      reject(err);
+    };
+
+    let busboy: InstanceType<typeof Busboy>;
+    try {
+      busboy = new Busboy({
+        headers: request.headers as BusboyHeaders,
+        limits: { files: MAX_FILE_PARTS, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: MAX_FILE_PARTS + 20 },
+      });
+    } catch {
+      return reject(malformed());
+    }
+
     busboy.on('file', (field, stream, filename, _encoding, mimetype) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => result.files.push({ field, filename, mimetype, data: Buffer.concat(chunks) }));
+      if (failed) return stream.resume();
+      const index = hashes.push([field, '']) - 1;
+      const hash = createHash('sha256');
+      stream.on('data', (chunk: Buffer) => hash.update(chunk));
+      stream.on('end', () => (hashes[index][1] = hash.digest('hex')));
+      if (field === 'payload') {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        stream.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_FIELD_BYTES) fail(new AppError('VALIDATION_ERROR', `The payload part exceeds ${MAX_FIELD_BYTES} bytes`, { details: [{ path: 'payload', message: 'too large' }] }));
+          else chunks.push(chunk);
+        });
+        stream.on('end', () => (payloadFile = Buffer.concat(chunks).toString('utf8')));
+        return;
+      }
+      let ws: WriteStream;
+      try {
+        ws = dir.writer();
+      } catch (err) {
+        stream.resume();
+        return fail(err);
+      }
+      const file: UploadedFile = { field, filename, mimetype, path: String(ws.path), size: 0 };
+      body.files.push(file);
+      stream.on('data', (chunk: Buffer) => {
+        file.size += chunk.length;
+        fileBytes += chunk.length;
+        if (fileBytes > opts.maxFileBytes) fail(opts.tooLarge());
+      });
+      stream.pipe(ws);
+      // A disk error is ours (500), not the client's.
+      writes.push(finished(ws).catch((err: unknown) => fail(err)));
     });
     busboy.on('field', (name, value) => {
-      result.fields[name] = value;
+      body.fields[name] = value;
     });
     busboy.on('filesLimit', () => {
-      result.tooManyFiles = true;
+      body.tooManyFiles = true;
     });
-    busboy.on('error', reject);
-    busboy.on('finish', () => resolve(result));
-    busboy.end(buffer);
+    busboy.on('error', () => fail(malformed()));
+    busboy.on('finish', () => {
+      void Promise.all(writes).then(() => {
+        if (failed) return;
+        // What the idempotency fingerprint covers: the parts, not the framing (clients pick a new
+        // boundary per request, and a retry with the same parts must still be recognised as the same request).
+        const parts = JSON.stringify([hashes, Object.entries(body.fields).sort(([a], [b]) => a.localeCompare(b))]);
+        // A payload field wins over a payload file part, as it always has.
+        if (payloadFile !== undefined) body.fields.payload ??= payloadFile;
+        resolve({ body, parts });
+      });
+    });
+
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > opts.bodyLimit) return fail(opts.tooLarge());
+      // A limit may be hit inside write(): the body must then keep flowing (see fail).
+      if (!busboy.write(chunk) && !failed) {
+        payload.pause();
+        busboy.once('drain', () => failed || payload.resume());
+      }
+    };
+    const onEnd = () => busboy.end();
+    // The client went away mid-body: nobody reads the answer, but the files must go.
+    const onAbort = () => fail(malformed());
+    const onClose = () => {
+      if (!payload.readableEnded) onAbort();
+    };
+    if (payload.destroyed) return onAbort();
+    payload.on('data', onData).on('end', onEnd).on('error', onAbort).on('close', onClose);
   });
 }
 
 /**
  * Reads a document upload: the file parts (any of `fileParts`, in order) and the JSON `payload` part,
  * checked against `schema`. Cheapest refusal first: shape, file count and size, then the payload.
+ * The parts are the files they were streamed to (removed when the request ends).
  */
 export function readUpload<T>(
   body: unknown,
   opts: { fileParts: readonly string[]; missingFile: 'MISSING_PDF' | 'MISSING_FILE'; maxBytes: number; schema: z.ZodType<T> },
-): { payload: T; parts: Uint8Array[] } {
+): { payload: T; parts: string[] } {
   const upload = body as MultipartBody | undefined;
   const part = opts.fileParts[0];
   if (!upload || !Array.isArray(upload.files)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Send multipart/form-data with a ${part} part and a payload part`);
   if (upload.tooManyFiles) throw new AppError('OUT_OF_SCOPE_V1', `At most ${MAX_FILE_PARTS} documents per envelope in v1`);
-  const parts = upload.files.filter((f) => opts.fileParts.includes(f.field)).map((f) => f.data);
-  if (parts.length === 0 || parts.every((p) => p.length === 0)) throw new AppError(opts.missingFile, `The multipart body has no ${part} part`);
-  if (parts.reduce((n, p) => n + p.length, 0) > opts.maxBytes) throw new AppError('PDF_TOO_LARGE', `The PDF exceeds the ${opts.maxBytes}-byte limit`, { maxBytes: opts.maxBytes });
-  // `curl -F payload=@payload.json` sends the payload as a file part; accept it as well.
-  const raw = upload.fields.payload ?? upload.files.find((f) => f.field === 'payload')?.data.toString('utf8');
+  const files = upload.files.filter((f) => opts.fileParts.includes(f.field));
+  if (files.length === 0 || files.every((f) => f.size === 0)) throw new AppError(opts.missingFile, `The multipart body has no ${part} part`);
+  if (files.reduce((n, f) => n + f.size, 0) > opts.maxBytes) throw new AppError('PDF_TOO_LARGE', `The PDF exceeds the ${opts.maxBytes}-byte limit`, { maxBytes: opts.maxBytes });
+  const raw = upload.fields.payload;
   if (raw === undefined) throw new AppError('MISSING_PAYLOAD', 'The multipart body has no payload part');
   let json: unknown;
   try {
@@ -87,5 +275,5 @@ export function readUpload<T>(
     const details = parsed.error.issues.map((i) => ({ path: ['payload', ...i.path.map(String)].join('.'), message: i.message }));
     throw new AppError('VALIDATION_ERROR', `${details[0].path}: ${details[0].message}`, { details });
   }
-  return { payload: parsed.data, parts };
+  return { payload: parsed.data, parts: files.map((f) => f.path) };
 }

@@ -92,7 +92,7 @@ export function sha256Hex(bytes: Uint8Array): string {
 }
 
 /** Everything prepareDocument answers, computed in the current thread (the worker calls this). */
-export async function prepareInProcess(parts: Uint8Array[]): Promise<PreparedDocument & { unchanged: boolean }> {
+export async function prepareInProcess(parts: Uint8Array[]): Promise<Omit<PreparedDocument, 'file' | 'size' | 'bytes'> & { bytes: Uint8Array; unchanged: boolean }> {
   try {
     const { pdf, bytes, unchanged } = await joinParts(parts);
     const pages = pdf.getPages().map((p) => pageBox(pageGeometry(pdf, p)));

@@ -8,7 +8,7 @@ import { coverPlacement, stampField } from './stamp.js';
 import type { CertificateData, Placement, StampField } from './types.js';
 
 export type SealInput = {
-  /** The envelope's document as prepared (PreparedDocument.bytes). */
+  /** The envelope's document as prepared and stored (its original.pdf). */
   original: Uint8Array;
   fields: StampField[];
   /** Marker boxes to make disappear (the fields placed from `{{type, rN}}` markers). */

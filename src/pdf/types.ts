@@ -23,13 +23,21 @@ export type Marker = Placement & { type: FieldType; recipientIndex: number; text
 /** A marker-like text that does not name a known type, or has a malformed recipient. */
 export type BadMarker = { page: number; text: string; reason: string };
 
-export type PreparedDocument = {
-  /** The envelope's one document: the uploaded parts joined in order. */
-  bytes: Uint8Array;
+/** An uploaded PDF part: the file a multipart upload was streamed to, or the bytes themselves (MCP's base64). */
+export type UploadPart = string | Uint8Array;
+
+/**
+ * Where a document's bytes are: a file (an upload, or the parts joined next to it; removed when the
+ * request ends), or memory (bytes uploaded as such, a stored template read back).
+ */
+export type DocumentContent = { file: string; size: number } | { bytes: Uint8Array };
+
+/** The envelope's one document, the uploaded parts joined in order, with what the sandbox read from it. */
+export type PreparedDocument = DocumentContent & {
   info: PdfInfo;
   markers: Marker[];
   badMarkers: BadMarker[];
-  /** Hex SHA-256 of `bytes`, shown on the audit certificate. */
+  /** Hex SHA-256 of the document, shown on the audit certificate. */
   sha256: string;
 };
 

@@ -11,8 +11,8 @@ import type { SandboxJob, SandboxReply } from './sandbox.js';
 export type WorkerJobs = {
   /** What the refusal of a decompression bomb calls the input ("The PDF", "The document"). */
   subject: string;
-  /** Does the job; `bytes` (the result's PDF) is transferred to the parent rather than copied. */
-  run(input: unknown): Promise<{ result: unknown; bytes: Uint8Array }>;
+  /** Does the job; `bytes` (the result's PDF, if it travels back at all) is transferred to the parent rather than copied. */
+  run(input: unknown): Promise<{ result: unknown; bytes?: Uint8Array }>;
   /** The refusal for an error that is not an AppError; `detail` is its message. */
   unexpected(detail: string): { code: ErrorCode; message: string };
 };
@@ -34,7 +34,7 @@ export async function serveJobs(jobs: WorkerJobs): Promise<void> {
       // libpdf swallows the guard's error and reads the stream as empty: ask the guard.
       if (guard?.tripped()) throw new AppError('INVALID_PDF', bombMessage);
       reply = { id, ok: true, result };
-      if (bytes.buffer instanceof ArrayBuffer) transfer.push(bytes.buffer);
+      if (bytes?.buffer instanceof ArrayBuffer) transfer.push(bytes.buffer);
     } catch (err) {
       if (guard?.tripped()) reply = { id, ok: false, code: 'INVALID_PDF', message: bombMessage };
       else if (err instanceof AppError) reply = { id, ok: false, code: err.code, message: err.message };

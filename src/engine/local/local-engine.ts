@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
-import type { BlobStorage } from '../../providers/storage/index.js';
+import { putContent, type BlobStorage } from '../../providers/storage/index.js';
 import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine, StagedDocument } from '../engine.js';
 import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import { actionOf, type Notifier } from './notifications.js';
@@ -87,7 +87,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       const originalKey = documentKey(id, 'original.pdf');
       // Before the transaction, and before the row: a create that fails after this leaves an
       // unreferenced blob for the sweep, never a row without its file.
-      await storage.put(originalKey, input.document.bytes);
+      await putContent(storage, originalKey, input.document);
       const links = input.recipients.map(() => {
         const linkSalt = tokens.newSalt();
         return { linkSalt, tokenHash: tokens.hash(tokens.token(linkSalt)) };

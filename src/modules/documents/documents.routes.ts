@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -62,7 +63,7 @@ export function documentsRoutes(deps: DocumentRouteDeps) {
       // The body is a multipart upload or raw bytes, read below; the schema above documents it.
       validatorCompiler: () => (data: unknown) => ({ value: data }),
       handler: async (request, reply) => {
-        const bytes = uploadedPdf(request.body, deps.maxPdfBytes);
+        const bytes = await uploadedPdf(request.body, deps.maxPdfBytes);
         reply.header('cache-control', 'no-store');
         return deps.documents.verify(deps.db, bytes);
       },
@@ -70,8 +71,11 @@ export function documentsRoutes(deps: DocumentRouteDeps) {
   };
 }
 
-/** The one PDF of the request: the raw body, or the multipart `file` (or `pdf`) part. */
-function uploadedPdf(body: unknown, maxBytes: number): Uint8Array {
+/**
+ * The one PDF of the request: the raw body, or the multipart `file` (or `pdf`) part, read from the file
+ * it was streamed to (bounded by MAX_PDF_BYTES as it arrived).
+ */
+async function uploadedPdf(body: unknown, maxBytes: number): Promise<Uint8Array> {
   let bytes: Uint8Array;
   if (Buffer.isBuffer(body)) bytes = body;
   else if (body && Array.isArray((body as MultipartBody).files)) {
@@ -79,7 +83,7 @@ function uploadedPdf(body: unknown, maxBytes: number): Uint8Array {
     if (parts.length > 1 || (body as MultipartBody).tooManyFiles) {
       throw new AppError('VALIDATION_ERROR', 'Send one PDF per call', { details: [{ path: 'file', message: 'one file part only' }] });
     }
-    bytes = parts[0]?.data ?? new Uint8Array();
+    bytes = parts[0] && parts[0].size > 0 ? await readFile(parts[0].path) : new Uint8Array();
   } else {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the PDF as multipart/form-data (a file part) or as the body with Content-Type: application/pdf');
   }

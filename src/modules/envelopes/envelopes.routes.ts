@@ -46,7 +46,7 @@ const ZMultipartDoc = z.object({
 });
 
 /** Reads and checks the multipart upload: the PDF parts and the JSON payload. */
-function readEnvelopeUpload(request: FastifyRequest, deps: RouteDeps): { payload: TCreatePayload; parts: Uint8Array[] } {
+function readEnvelopeUpload(request: FastifyRequest, deps: RouteDeps): { payload: TCreatePayload; parts: string[] } {
   return readUpload(request.body, { fileParts: ['pdf'], missingFile: 'MISSING_PDF', maxBytes: deps.maxPdfBytes, schema: ZCreatePayload });
 }
 

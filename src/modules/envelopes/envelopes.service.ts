@@ -4,7 +4,7 @@ import type { DbOrTx, Tx } from '../../db/client.js';
 import { TERMINAL_STATUSES, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
-import type { PreparedDocument } from '../../pdf/types.js';
+import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
@@ -44,7 +44,7 @@ export type CreatePlan = {
  * payload; or a source that has them ready (a template's stored PDF and fields), read only once the
  * rules and the balance passed.
  */
-export type PlanSource = { parts: Uint8Array[] } | { prepared: () => Promise<{ document: PreparedDocument; fields: EngineFieldInput[]; fromMarkers: boolean }> };
+export type PlanSource = { parts: UploadPart[] } | { prepared: () => Promise<{ document: PreparedDocument; fields: EngineFieldInput[]; fromMarkers: boolean }> };
 
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
@@ -55,7 +55,7 @@ export type EnvelopeServiceDeps = {
   verifications: Pick<VerificationsService, 'createForRecipient'>;
   audit: AuditService;
   /** Parses the upload in the sandbox; `owner` is whose turn it is in the parse queue (fair per customer). */
-  prepareDocument: (parts: Uint8Array[], owner: string) => Promise<PreparedDocument>;
+  prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
   /** The account's name, which invitations show as the sender (read before the transaction). */
   senderNameOf: (customerId: string) => Promise<string | null>;

@@ -5,8 +5,8 @@ import type { TemplateField, TemplateSlot } from '../../db/schema/templates.js';
 import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import type { PreparedDocument } from '../../pdf/types.js';
-import type { BlobStorage } from '../../providers/storage/index.js';
+import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
+import { putContent, type BlobStorage } from '../../providers/storage/index.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { checkRecipients, planFields, requireSignatureFields } from '../envelopes/envelope-plan.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
@@ -30,10 +30,10 @@ export type FromTemplatePlan = { templateId: string; envelope: CreatePlan };
 
 export type TemplatesServiceDeps = {
   repo: TemplatesRepo;
-  storage: Pick<BlobStorage, 'put' | 'get'>;
+  storage: Pick<BlobStorage, 'put' | 'putFile' | 'get'>;
   audit: AuditService;
   /** Parses the upload in the sandbox, as for envelopes; `owner` is whose turn it is in the parse queue. */
-  prepareDocument: (parts: Uint8Array[], owner: string) => Promise<PreparedDocument>;
+  prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
   envelopes: Pick<EnvelopesService, 'plan' | 'create'>;
 };
 
@@ -60,7 +60,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
      * Every SIGNER slot needs a SIGNATURE field, as a sent envelope does, so every envelope made from
      * the template can be sent.
      */
-    async plan(ctx: RequestContext, input: { payload: TTemplatePayload; parts: Uint8Array[] }): Promise<TemplatePlan> {
+    async plan(ctx: RequestContext, input: { payload: TTemplatePayload; parts: UploadPart[] }): Promise<TemplatePlan> {
       const { payload } = input;
       const emails = checkRecipients(payload);
       const asEnvelope = asEnvelopePayload(payload, emails);
@@ -70,7 +70,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       const slots = slotsOf(payload);
       const id = randomUUID();
       const documentKey = templateDocumentKey(id);
-      await deps.storage.put(documentKey, document.bytes);
+      await putContent(deps.storage, documentKey, document);
       return { id, documentKey, payload, document, slots, fields: templateFields(planned.fields, slots), fromMarkers: planned.fromMarkers };
     },
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { constants, copyFile, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Temporary files of atomic writes start with this; blob keys and outbox names never do. */
@@ -11,10 +11,7 @@ export const TEMP_PREFIX = '.tmp-';
  * within one file system), fsync it, rename it over the target, fsync the directory to persist the rename.
  */
 export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<void> {
-  const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `${TEMP_PREFIX}${path.basename(file)}-${randomBytes(8).toString('hex')}`);
-  try {
+  await replaceAtomic(file, async (temp) => {
     const handle = await open(temp, 'wx', 0o600);
     try {
       await handle.writeFile(bytes);
@@ -22,6 +19,33 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
     } finally {
       await handle.close();
     }
+  });
+}
+
+/**
+ * Copies `source` to `file` as writeFileAtomic writes: the copy is made by the kernel (or shares the
+ * source's blocks where the file system can clone them), so a large upload never passes through our memory.
+ */
+export async function copyFileAtomic(file: string, source: string): Promise<void> {
+  await replaceAtomic(file, async (temp) => {
+    await copyFile(source, temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    const handle = await open(temp, 'r+');
+    try {
+      // copyFile gives the copy its source's mode; blobs are ours alone whatever the source was.
+      await handle.chmod(0o600);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  });
+}
+
+async function replaceAtomic(file: string, fill: (temp: string) => Promise<void>): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  const temp = path.join(dir, `${TEMP_PREFIX}${path.basename(file)}-${randomBytes(8).toString('hex')}`);
+  try {
+    await fill(temp);
     await rename(temp, file);
   } catch (err) {
     await rm(temp, { force: true });

@@ -8,6 +8,8 @@ import type { Readable } from 'node:stream';
 export interface BlobStorage {
   /** Stores the bytes under the key, replacing any previous value; readers see the old or the new bytes, never a mix. */
   put(key: string, bytes: Uint8Array): Promise<void>;
+  /** Stores a copy of the file at `file` under the key, as put does, without reading it into memory (a streamed upload). */
+  putFile(key: string, file: string): Promise<void>;
   /** The bytes under the key, or undefined when there are none. */
   get(key: string): Promise<Uint8Array | undefined>;
   /** The bytes as a stream (for large downloads), or undefined when there are none. */
@@ -23,6 +25,14 @@ export interface BlobStorage {
 }
 
 export type StoredBlob = { key: string; modifiedAt: Date };
+
+/** Bytes to store: in memory, or in a file (an upload streamed to disk, which stays where it is). */
+export type BlobContent = { bytes: Uint8Array } | { file: string };
+
+/** Stores `content` under the key with put or putFile, whichever its shape needs. */
+export function putContent(storage: Pick<BlobStorage, 'put' | 'putFile'>, key: string, content: BlobContent): Promise<void> {
+  return 'file' in content ? storage.putFile(key, content.file) : storage.put(key, content.bytes);
+}
 
 export class InvalidBlobKeyError extends Error {
   constructor(key: string, reason: string) {

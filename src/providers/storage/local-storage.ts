@@ -1,7 +1,7 @@
 import { lstat, open, opendir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { writeFileAtomic } from './atomic-write.js';
+import { copyFileAtomic, writeFileAtomic } from './atomic-write.js';
 import { assertBlobKey, type BlobStorage, type StoredBlob } from './blob-storage.js';
 
 /** Missing file, or a "file" that is really a directory (key `a` when `a/b` exists): no blob either way. */
@@ -21,6 +21,10 @@ export function createLocalStorage(root: string): BlobStorage {
   return {
     async put(key, bytes) {
       await writeFileAtomic(fileOf(key), bytes);
+    },
+
+    async putFile(key, file) {
+      await copyFileAtomic(fileOf(key), file);
     },
 
     async get(key) {
