@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import { safeEqual } from '../lib/crypto.js';
 import type { Actor, OperatorContext, RequestContext } from '../context.js';
 import { AppError } from '../errors.js';
@@ -50,7 +50,9 @@ export function registerAuth(
   // Registered before the rate limiter, which needs the actor to budget per customer: this hook limits
   // failed authentication per IP itself, before the credential is looked at.
   app.addHook('onRequest', async (request) => {
-    const kind = request.routeOptions.config.auth;
+    // routeOptions builds a new object on every read: read it once.
+    const config = request.routeOptions.config;
+    const kind = config.auth;
     if (kind === 'optional' && request.headers.authorization === undefined) return;
     if (kind !== 'customer' && kind !== 'operator' && kind !== 'optional') return;
     const blockedMs = opts.failures.blockedFor(request.ip);
@@ -60,14 +62,14 @@ export function registerAuth(
     }
     try {
       if (kind === 'operator') request.operator = authenticateOperator(request);
-      else request.actor = await authenticateCustomer(request);
+      else request.actor = await authenticateCustomer(request, config);
     } catch (err) {
       if (isRefusedCredential(request, err)) opts.failures.record(request.ip);
       throw err;
     }
   });
 
-  async function authenticateCustomer(request: FastifyRequest): Promise<Actor | undefined> {
+  async function authenticateCustomer(request: FastifyRequest, config: FastifyContextConfig): Promise<Actor | undefined> {
     if (request.headers['x-s2s-key'] !== undefined) {
       throw new AppError('UNAUTHORIZED', 'X-S2S-Key is accepted on the operator API only');
     }
@@ -77,8 +79,8 @@ export function registerAuth(
       if (actor) return actor;
     }
     if (bearer === undefined) {
-      if (request.routeOptions.config.pricedBy === 'handler') return undefined;
-      throw new AppError(request.routeOptions.config.noCredentialCode ?? 'UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>');
+      if (config.pricedBy === 'handler') return undefined;
+      throw new AppError(config.noCredentialCode ?? 'UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>');
     }
     throw new AppError('TOKEN_INVALID', 'The bearer credential is not a recognised API key or token');
   }

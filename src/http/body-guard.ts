@@ -27,14 +27,17 @@ export function registerBodyGuard(app: FastifyInstance, opts: { limitOf: (conten
     app.server.emit('request', req, res);
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Synchronous: an async onSend hook on every response defers the write past reply.send().
+  app.addHook('onSend', (request, reply, payload, done) => {
     const raw = request.raw as Raw;
     // Only a real socket whose request body is still arriving has anything to drain (an injected
     // request's socket is a stand-in without destroy()).
-    if (raw.complete !== false || raw[REFUSED_CONTINUE] || !(raw.socket instanceof Socket)) return;
-    // Fastify asks to close after a body it stopped reading; we read the rest instead (bounded).
-    reply.removeHeader('connection');
-    drainBounded(request);
+    if (raw.complete === false && !raw[REFUSED_CONTINUE] && raw.socket instanceof Socket) {
+      // Fastify asks to close after a body it stopped reading; we read the rest instead (bounded).
+      reply.removeHeader('connection');
+      drainBounded(request);
+    }
+    done(null, payload);
   });
 }
 
