@@ -33,6 +33,7 @@ const ZEnv = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
   DATABASE_POOL_SIZE: int(1, 500).default(10),
+  EMBEDDED_DB: optional(z.enum(['pglite', 'postgres'])).default('pglite'),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   SIGNING_LINK_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
@@ -109,6 +110,8 @@ export type Config = Readonly<{
   dataDir: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** The store without DATABASE_URL: PGlite in DATA_DIR/pglite, or a PostgreSQL server of our own in DATA_DIR/pg. */
+  embeddedDb: 'pglite' | 'postgres';
   opsToken: string;
   jwtSecret: string;
   /** Key of recipients' signing tokens; separate from jwtSecret so one leak does not forge the other. */
@@ -287,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    embeddedDb: e.EMBEDDED_DB,
     opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
     jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),
     signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET'),

@@ -47,7 +47,7 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   console.log(`Signet ${container.version} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`);
-  console.log(`Database: ${container.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL (DATABASE_URL)'}`);
+  console.log(`Database: ${container.database.location}`);
   announceSecrets(config);
   warnAllowHosts(container);
   const stop = async () => {

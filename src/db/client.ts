@@ -13,6 +13,8 @@ export type DbOrTx = Db | Tx;
 
 export interface Database {
   readonly kind: 'pglite' | 'postgres';
+  /** Where the data lives, for the start-up line. */
+  readonly location: string;
   readonly db: Db;
   /** Runs pending migrations under an advisory lock, so nodes starting together do not race. */
   migrate(): Promise<void>;
@@ -35,10 +37,34 @@ const MIGRATION_LOCK_KEY = 7_140_221_001;
 /** Backoff between attempts to reopen a lost LISTEN connection: doubling from the first to the last. */
 const LISTEN_RETRY_MS = { first: 100, max: 30_000 };
 
-export type DatabaseOptions = { databaseUrl?: string; dataDir: string; poolSize?: number; schemaName?: string };
+/** `embedded` picks the store used when there is no databaseUrl: PGlite (default) or embedded PostgreSQL. */
+export type DatabaseOptions = { databaseUrl?: string; dataDir: string; poolSize?: number; schemaName?: string; embedded?: 'pglite' | 'postgres' };
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.schemaName) : openPglite(opts.dataDir);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.schemaName);
+  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10) : openPglite(opts.dataDir);
+}
+
+/** A PostgreSQL server of our own in DATA_DIR/pg, used through the same path as DATABASE_URL. */
+async function openEmbeddedPostgres(dataDir: string, poolSize: number): Promise<Database> {
+  const { startEmbeddedPostgres } = await import('./embedded-postgres.js');
+  const server = await startEmbeddedPostgres(dataDir);
+  let database: Database;
+  try {
+    database = await openPostgres(server.url, poolSize);
+  } catch (err) {
+    await server.release();
+    throw err;
+  }
+  return {
+    ...database,
+    location: `embedded PostgreSQL in ${path.join(dataDir, 'pg')}`,
+    close: async () => {
+      await database.close();
+      // After our connections are gone: the last Signet process to leave stops the server.
+      await server.release();
+    },
+  };
 }
 
 /** Rows of a raw `db.execute(sql…)`; node-postgres and PGlite both answer with `rows`. */
@@ -74,6 +100,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',
+    location: `embedded PGlite in ${dir}`,
     db,
     migrate: () => runMigrations(db),
     ping: async () => {
@@ -134,6 +161,7 @@ async function openPostgres(url: string, poolSize: number, schemaName?: string):
 
   return {
     kind: 'postgres',
+    location: 'PostgreSQL (DATABASE_URL)',
     db,
     migrate: () => runMigrations(db),
     ping: async () => {
