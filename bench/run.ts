@@ -1,48 +1,37 @@
 /**
- * `npm run bench`: throughput and latency of an authenticated Signet route against a bare Fastify
- * route measured in the same run on the same machine, plus the idle memory of a fresh server.
+ * `npm run bench`: Signet's routes against a bare Fastify route and against a same-work floor, all
+ * measured in one run on the same machine, each server in its own process; then completion latency,
+ * memory, the PDF pipeline and webhooks. README.md ("Benchmarks") describes every row.
  *
- *   BENCH_DURATION     seconds per measured scenario (default 10)
- *   BENCH_CONNECTIONS  concurrent connections (default 20)
- *   BENCH_WARMUP       seconds of unmeasured load before each scenario (default 2)
- *   BENCH_DB           pglite | postgres | both (default: postgres when DATABASE_URL is set, else pglite)
- *   DATABASE_URL       the PostgreSQL server; each scenario uses a fresh schema and drops it after
- *   BENCH_ONLY         mcp: only the request scenarios (bare, account, REST against MCP status), no RSS, PDF or webhook runs
+ *   BENCH_DURATION            seconds per measured scenario (default 10)
+ *   BENCH_WARMUP              seconds of unmeasured load before each scenario (default 2)
+ *   BENCH_CONNECTIONS         concurrent connections for reads (default 20)
+ *   BENCH_CREATE_CONNECTIONS  concurrent connections for creates (default 8)
+ *   BENCH_DB                  pglite | postgres | both (default: postgres when DATABASE_URL is set, else pglite)
+ *   DATABASE_URL              the PostgreSQL server; every server gets a fresh schema, dropped after
+ *   BENCH_ONLY                read (or mcp) | create | completion: only those scenarios, no RSS, PDF or webhook runs
+ *   BENCH_PROFILE             1: Signet under node --cpu-prof; top functions by self time per scenario group
+ *   BENCH_LOG_LEVEL           Signet's LOG_LEVEL for the measured servers (default info, Signet's default)
+ *   BENCH_COMPLETIONS         envelopes in the completion scenario (default 20, after 2 unmeasured)
  *
- * Absolute figures depend on the machine; the ratio to the bare route is what to compare across runs.
+ * Absolute figures depend on the machine; the ratios to the bare route and to the floors are what
+ * to compare across runs.
  */
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import autocannon from 'autocannon';
-import { measureIdleRss, serveCommand } from './idle-rss.js';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { measureCompletion, type CompletionResult } from './completion.js';
+import { measureIdleRss } from './idle-rss.js';
+import { measure, measureAmount, type LoadRequest, type Row } from './load.js';
+import { mcpServed, statusRequests } from './mcp.js';
 import { benchPdf, formatPdfRows } from './pdf.js';
+import { formatSummary, readProfiles, summarize } from './profile.js';
+import { authed, createAndSendBody, createTemplate, expectStatus, fromTemplateBody, makeDrafts, multipart, textPdf, type Client } from './requests.js';
+import { DB_LABEL, createCustomer, serveCommand, startBare, startFloor, startSignet, type DbKind } from './servers.js';
 import { bigPdf, measureUploadRss } from './upload-rss.js';
 import { benchWebhooks, formatWebhookRows } from './webhooks.js';
-import { mcpServed, mcpStatusRequests } from './mcp.js';
-import { PDF } from '@libpdf/core';
-import { DB_LABEL, startBare, startSignet, type DbKind, type Target } from './targets.js';
-
-/** The create-and-send request: a 1-page PDF and two signers with fields by coordinates. */
-async function createAndSendBody(): Promise<{ body: Buffer; contentType: string }> {
-  const pdf = PDF.create();
-  pdf.addPage({ size: 'letter' }).drawText('Bench agreement', { x: 72, y: 700, size: 14 });
-  const form = new FormData();
-  form.append('pdf', new Blob([Buffer.from(await pdf.save())], { type: 'application/pdf' }), 'bench.pdf');
-  const field = (email: string, y: number) => ({ type: 'SIGNATURE', recipientEmail: email, page: 1, positionX: 10, positionY: y, width: 30, height: 6 });
-  form.append(
-    'payload',
-    JSON.stringify({
-      title: 'Bench',
-      recipients: [
-        { email: 'a@example.com', name: 'A', role: 'SIGNER' },
-        { email: 'b@example.com', name: 'B', role: 'SIGNER' },
-      ],
-      fields: [field('a@example.com', 70), field('b@example.com', 80)],
-    }),
-  );
-  const res = new Response(form);
-  return { body: Buffer.from(await res.arrayBuffer()), contentType: res.headers.get('content-type')! };
-}
 
 function positiveNumber(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -60,54 +49,29 @@ function dbKinds(databaseUrl: string | undefined): DbKind[] {
   return kinds;
 }
 
-type Row = { name: string; rps: number; p50: number; p99: number; requests: number; failures: number };
-
 const duration = positiveNumber('BENCH_DURATION', 10);
-const connections = Math.round(positiveNumber('BENCH_CONNECTIONS', 20));
 const warmup = positiveNumber('BENCH_WARMUP', 2);
+const readConnections = Math.round(positiveNumber('BENCH_CONNECTIONS', 20));
+const createConnections = Math.round(positiveNumber('BENCH_CREATE_CONNECTIONS', 8));
+const completions = Math.round(positiveNumber('BENCH_COMPLETIONS', 20));
+const logLevel = process.env.BENCH_LOG_LEVEL || 'info';
+const profiling = process.env.BENCH_PROFILE === '1';
 const databaseUrl = process.env.DATABASE_URL || undefined;
 const kinds = dbKinds(databaseUrl);
 const only = process.env.BENCH_ONLY || undefined;
-if (only !== undefined && only !== 'mcp') throw new Error(`BENCH_ONLY must be mcp or unset, got "${only}"`);
+if (only !== undefined && !['mcp', 'read', 'create', 'completion'].includes(only)) throw new Error(`BENCH_ONLY must be read, mcp, create, completion or unset, got "${only}"`);
+/** BENCH_ONLY=mcp is the read group (it holds the MCP scenario), as before the groups existed. */
+const runs = (group: 'read' | 'create' | 'completion') => only === undefined || only === group || (only === 'mcp' && group === 'read');
 
-/**
- * autocannon runs in a worker thread so the load generator does not share the event loop of the
- * servers it measures (they live in this process's main thread).
- */
-type Request = { method?: 'GET' | 'POST'; body?: Buffer | string; headers?: Record<string, string> };
-
-async function load(url: string, req: Request, seconds: number): Promise<autocannon.Result> {
-  // A text body (JSON-RPC) crosses to the worker thread as it is; the same body every request.
-  if (!req.body || typeof req.body === 'string') return autocannon({ url, method: req.method ?? 'GET', body: req.body, headers: req.headers, connections, duration: seconds, workers: 1 });
-  // Uploads run from the main thread: a binary body does not cross to a worker thread intact, and
-  // each request needs its own Idempotency-Key (a function, which cannot cross either).
-  return autocannon({
-    url,
-    connections,
-    duration: seconds,
-    requests: [{ method: req.method, body: req.body, setupRequest: (r) => ({ ...r, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }],
-  });
-}
-
-async function measure(name: string, target: Target, req: Request = {}): Promise<Row> {
-  process.stderr.write(`  ${name}: warming up ${warmup} s, measuring ${duration} s\n`);
-  await load(target.url, req, warmup);
-  const r = await load(target.url, req, duration);
-  return {
-    name,
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    requests: r.requests.total,
-    failures: r.non2xx + r.errors + r.timeouts,
-  };
-}
+const reads = { connections: readConnections, warmup, duration };
+const creates = { connections: createConnections, warmup, duration };
 
 /** autocannon records whole milliseconds; 0 means under one. */
 const ms = (v: number) => (v < 1 ? '<1' : v.toFixed(0));
+const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(3) : '');
 
 function printTable(rows: Row[], bare: Row): void {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx/errors', 'vs bare'];
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'vs bare', 'vs floor'];
   const body = rows.map((r) => [
     r.name,
     r.rps.toFixed(0),
@@ -115,7 +79,8 @@ function printTable(rows: Row[], bare: Row): void {
     ms(r.p99),
     String(r.requests),
     String(r.failures),
-    r === bare ? '1.000' : (r.rps / bare.rps).toFixed(3),
+    ratio(r.rps, bare.rps),
+    r.group.endsWith('floor') ? '1.000' : r.floor ? ratio(r.rps, r.floor.rps) : '',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -124,100 +89,230 @@ function printTable(rows: Row[], bare: Row): void {
   for (const b of body) console.log(line(b));
 }
 
+/** The read floor, probed first: the right token answers its row, a wrong one 401 (the SELECT ran). */
+async function readFloor(kind: DbKind): Promise<Row> {
+  const token = `floor_${randomBytes(24).toString('base64url')}`;
+  const floor = await startFloor('read', kind, databaseUrl, { FLOOR_TOKEN: token });
+  try {
+    const url = `${floor.base}/floor/read`;
+    const ok = await expectStatus<{ customerId?: string }>(await fetch(url, { headers: { authorization: `Bearer ${token}` } }), 200, 'read floor');
+    if (!ok.customerId) throw new Error('the read floor answered no row');
+    const refused = await fetch(url, { headers: { authorization: 'Bearer wrong' } });
+    await refused.arrayBuffer();
+    if (refused.status !== 401) throw new Error(`the read floor answered ${refused.status} to a wrong token`);
+    return await measure(`floor: sha256 + PK SELECT (${DB_LABEL[kind]})`, 'read floor', { url, headers: { authorization: `Bearer ${token}` } }, reads);
+  } finally {
+    await floor.stop();
+  }
+}
+
+/** The create floor, probed first (a non-PDF is refused: the parse ran); after, every 2xx left a row and a file. */
+async function createFloor(kind: DbKind, upload: { body: Buffer; contentType: string }): Promise<Row> {
+  const floor = await startFloor('create', kind, databaseUrl);
+  try {
+    const url = `${floor.base}/floor/create`;
+    const notPdf = await multipart({ pdf: { bytes: new TextEncoder().encode('This is not a PDF.\n'), filename: 'x.pdf', type: 'application/pdf' }, payload: '{}' });
+    const bad = await fetch(url, { method: 'POST', headers: { 'content-type': notPdf.contentType }, body: new Uint8Array(notPdf.body) });
+    await bad.arrayBuffer();
+    if (bad.status !== 400) throw new Error(`the create floor answered ${bad.status} to a file that is not a PDF`);
+    const row = await measure(`floor: multipart + PDF parse + fsync'd file + 1-row tx (${DB_LABEL[kind]})`, 'create floor', { url, method: 'POST', body: upload.body, headers: { 'content-type': upload.contentType } }, creates);
+    // Requests still in flight when the load stopped may have written their file and not their row yet.
+    let count = { rows: 0, files: -1 };
+    for (let tries = 0; tries < 50 && count.rows !== count.files; tries++) {
+      if (tries) await sleep(100);
+      count = await expectStatus<{ rows: number; files: number }>(await fetch(`${floor.base}/floor/count`), 200, 'create floor count');
+    }
+    if (count.rows !== count.files || count.rows < row.requests - row.failures) throw new Error(`the create floor kept ${count.rows} rows and ${count.files} files for ${row.requests} requests`);
+    return row;
+  } finally {
+    await floor.stop();
+  }
+}
+
+type SignetRun = { rows: Row[]; mcpLine: string; profile: string[] };
+
+/** One `signet serve` (worker off) for the read and create groups; optionally profiled. */
+async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, onePage: Uint8Array): Promise<SignetRun> {
+  const label = DB_LABEL[kind];
+  const profDir = profiling ? mkdtempSync(path.join(tmpdir(), 'signet-bench-prof-')) : undefined;
+  const server = await startSignet(kind, databaseUrl, {
+    env: { LOG_LEVEL: logLevel, WORKER_ENABLED: 'false' },
+    nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+  });
+  const rows: Row[] = [];
+  const windows = { read: [] as [number, number][], create: [] as [number, number][] };
+  const add = (row: Row, floor: Row | undefined) => {
+    rows.push({ ...row, floor });
+    windows[row.group as 'read' | 'create'].push(row.window);
+  };
+  let mcpLine = '';
+  try {
+    const c: Client = { base: server.base, ...(await createCustomer(server.base)) };
+    if (runs('read')) {
+      add(await measure(`Signet GET /v1/account (${label})`, 'read', { url: `${c.base}/v1/account`, headers: authed(c) }, reads), floors.read);
+      if (await mcpServed(c.base)) {
+        const { rest, mcp } = await statusRequests(c);
+        const restRow = await measure(`Signet GET /v1/envelopes/{id}/status (${label})`, 'read', rest, reads);
+        const mcpRow = await measure(`Signet MCP tools/call get_envelope_status (${label})`, 'read', mcp, reads);
+        add(restRow, floors.read);
+        add(mcpRow, floors.read);
+        const r = mcpRow.rps / restRow.rps;
+        mcpLine = `  ${label.padEnd(10)} MCP ${mcpRow.rps.toFixed(0)} req/s vs REST ${restRow.rps.toFixed(0)} req/s: ${r.toFixed(3)} (goal >= 0.5: ${r >= 0.5 ? 'met' : 'NOT met'})`;
+      } else {
+        mcpLine = `  ${label.padEnd(10)} POST /mcp is not served (404): no MCP figures`;
+      }
+    }
+    if (runs('create')) {
+      const upload = await createAndSendBody(onePage);
+      const createRow = await measure(`Signet POST /v1/envelopes create-and-send, 1 page, 2 signers (${label})`, 'create', { url: `${c.base}/v1/envelopes`, method: 'POST', body: upload.body, headers: authed(c, { 'content-type': upload.contentType }), idempotencyKey: true }, creates);
+      add(createRow, floors.create);
+
+      const templateId = await createTemplate(c, onePage);
+      const fromTemplate: LoadRequest = { url: `${c.base}/v1/templates/${templateId}/from-template`, method: 'POST', body: fromTemplateBody(true), headers: authed(c, { 'content-type': 'application/json' }), idempotencyKey: true };
+      const fromRow = await measure(`Signet POST /v1/templates/{id}/from-template, sent (${label})`, 'create', fromTemplate, creates);
+      add(fromRow, floors.create);
+
+      // Each send uses up a draft: make 1.5 times as many as from-template (the nearest shape) did in
+      // the same time, then send a fixed number of them (its rate: that number over the time it took).
+      const estimate = Math.max(fromRow.rps, 1);
+      const warmupSends = Math.max(createConnections, Math.ceil(estimate * warmup));
+      const measuredSends = Math.min(30_000, Math.max(createConnections * 4, Math.ceil(estimate * duration * 1.5)));
+      process.stderr.write(`  making ${warmupSends + measuredSends} drafts from the template\n`);
+      const drafts = await makeDrafts(c, templateId, warmupSends + measuredSends, createConnections);
+      let next = 0;
+      const send: LoadRequest = { url: `${c.base}/v1/envelopes/${drafts[0]}/send`, method: 'POST', headers: authed(c), idempotencyKey: true, nextPath: () => `/v1/envelopes/${drafts[next++]}/send` };
+      add(await measureAmount(`Signet POST /v1/envelopes/{id}/send of a draft (${label})`, 'create', send, warmupSends, measuredSends, createConnections), floors.create);
+      if (next > drafts.length) throw new Error(`sent ${next} requests for ${drafts.length} drafts`);
+    }
+    // The profile is written as the server exits.
+    await server.stop();
+    const profile: string[] = [];
+    if (profDir) {
+      const profiles = readProfiles(profDir);
+      for (const group of ['read', 'create'] as const) {
+        if (windows[group].length) profile.push(formatSummary(`Signet on ${label}, ${group} scenarios (measured seconds only), top 15 by self time`, summarize(profiles, windows[group])));
+      }
+    }
+    return { rows, mcpLine, profile };
+  } finally {
+    await server.stop();
+    if (profDir) rmSync(profDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
-  console.log(`Signet bench: Node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'CPU'}, ${connections} connections, ${duration} s per scenario`);
+  console.log(`Signet bench: Node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'CPU'}, ${duration} s per scenario after ${warmup} s warm-up`);
+  console.log(`Connections: ${readConnections} for reads, ${createConnections} for creates. Signet: ${serveCommand().label}, LOG_LEVEL=${logLevel} (stdout to a file), rate limit out of reach${profiling ? ', under --cpu-prof (figures lower than without)' : ''}`);
   // Other work on the machine skews every figure; the load average makes that visible in the output.
   console.log(`Load average before the run: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
   const rows: Row[] = [];
-  const ratios: string[] = [];
+  const mcpLines: string[] = [];
+  const profiles: string[] = [];
+  const completion = new Map<DbKind, CompletionResult>();
+  const requestGroups = runs('read') || runs('create');
 
-  const bareTarget = await startBare();
-  let bare: Row;
-  try {
-    bare = await measure('bare Fastify GET /bare', bareTarget);
-    rows.push(bare);
-  } finally {
-    await bareTarget.close();
-  }
-
-  for (const kind of kinds) {
-    const signet = await startSignet(kind, databaseUrl);
+  let bare: Row | undefined;
+  if (requestGroups) {
+    const server = await startBare();
     try {
-      const auth = { authorization: `Bearer ${signet.apiKey}` };
-      rows.push(await measure(`Signet GET /v1/account (${DB_LABEL[kind]})`, signet, { headers: auth }));
-      if (await mcpServed(signet)) {
-        const { rest, mcp } = await mcpStatusRequests(signet);
-        const restRow = await measure(`REST GET /v1/envelopes/{id}/status (${DB_LABEL[kind]})`, { url: rest.url, close: async () => {} }, rest);
-        const mcpRow = await measure(`MCP tools/call get_envelope_status (${DB_LABEL[kind]})`, { url: mcp.url, close: async () => {} }, mcp);
-        rows.push(restRow, mcpRow);
-        const ratio = mcpRow.rps / restRow.rps;
-        ratios.push(`  ${DB_LABEL[kind].padEnd(10)} MCP ${mcpRow.rps.toFixed(0)} req/s vs REST ${restRow.rps.toFixed(0)} req/s: ${ratio.toFixed(3)} (goal >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`);
-      } else {
-        ratios.push(`  ${DB_LABEL[kind].padEnd(10)} POST /mcp is not served (404): no MCP figures`);
-      }
-      if (only === 'mcp') continue;
-      const upload = await createAndSendBody();
-      rows.push(
-        await measure(`Signet POST /v1/envelopes, 1 page, 2 signers (${DB_LABEL[kind]})`, { url: `${signet.origin}/v1/envelopes`, close: async () => {} }, {
-          method: 'POST',
-          body: upload.body,
-          headers: { ...auth, 'content-type': upload.contentType },
-        }),
-      );
+      bare = await measure('bare Fastify GET /bare', 'bare', { url: `${server.base}/bare` }, reads);
+      rows.push(bare);
     } finally {
-      await signet.close();
+      await server.stop();
     }
   }
 
-  if (only === 'mcp') {
-    console.log('');
-    printTable(rows, bare);
-    console.log('\nMCP tools/call get_envelope_status against REST GET /v1/envelopes/{id}/status, same envelope, same run:');
-    for (const line of ratios) console.log(line);
-    if (rows.some((r) => r.failures > 0)) process.exitCode = 1;
-    return;
+  const onePage = await textPdf(1);
+  for (const kind of kinds) {
+    if (!requestGroups) break;
+    const floors: { read?: Row; create?: Row } = {};
+    if (runs('read')) rows.push((floors.read = await readFloor(kind)));
+    if (runs('create')) rows.push((floors.create = await createFloor(kind, await createAndSendBody(onePage))));
+    const signet = await signetRoutes(kind, floors, onePage);
+    rows.push(...signet.rows);
+    if (signet.mcpLine) mcpLines.push(signet.mcpLine);
+    profiles.push(...signet.profile);
+  }
+
+  if (runs('completion')) {
+    for (const kind of kinds) {
+      process.stderr.write(`  completion: ${completions} envelopes of 10 pages, 2 signers, signet serve with its worker on ${DB_LABEL[kind]}\n`);
+      completion.set(kind, await measureCompletion(kind, databaseUrl, { runs: completions, warmup: 2, logLevel }));
+    }
   }
 
   const rss: string[] = [];
-  for (const kind of kinds) {
-    process.stderr.write(`  idle RSS: starting signet serve on ${DB_LABEL[kind]}\n`);
-    const kb = await measureIdleRss(kind, databaseUrl, 2_000);
-    rss.push(`  ${DB_LABEL[kind].padEnd(10)} ${kb === undefined ? 'n/a (no /proc)' : `${(kb / 1024).toFixed(1)} MiB`}`);
-  }
-
-  const uploads: string[] = [];
-  const big = await bigPdf(25);
-  for (const kind of kinds) {
-    process.stderr.write(`  upload RSS: ${(big.length / 1e6).toFixed(1)} MB PDF to signet serve on ${DB_LABEL[kind]}\n`);
-    const u = await measureUploadRss(kind, databaseUrl, big);
-    const above = (u.peakKb - u.idleKb) * 1024;
-    uploads.push(`  ${DB_LABEL[kind].padEnd(10)} idle ${(u.idleKb / 1024).toFixed(1)} MiB, peak ${(u.peakKb / 1024).toFixed(1)} MiB: ${(above / big.length).toFixed(2)}x the file above idle (${u.ms} ms)`);
-  }
-
-  process.stderr.write('  PDF pipeline: marker detection and sealing\n');
-  const pdfRows = await benchPdf();
+  const uploads = new Map<DbKind, { line: string; ratio: number }>();
+  let big: Uint8Array | undefined;
+  let pdfRows: string | undefined;
   let webhookRows: string | undefined;
-  if (databaseUrl && kinds.includes('postgres')) {
-    process.stderr.write('  webhooks: deliveries per second and commit-to-first-attempt lag (PostgreSQL)\n');
-    webhookRows = formatWebhookRows(await benchWebhooks(databaseUrl));
+  if (only === undefined) {
+    for (const kind of kinds) {
+      process.stderr.write(`  idle RSS: starting signet serve on ${DB_LABEL[kind]}\n`);
+      const kb = await measureIdleRss(kind, databaseUrl, 2_000);
+      rss.push(`  ${DB_LABEL[kind].padEnd(10)} ${kb === undefined ? 'n/a (no /proc)' : `${(kb / 1024).toFixed(1)} MiB`}`);
+    }
+    big = await bigPdf(25);
+    for (const kind of kinds) {
+      process.stderr.write(`  upload RSS: ${(big.length / 1e6).toFixed(1)} MB PDF to signet serve on ${DB_LABEL[kind]}\n`);
+      const u = await measureUploadRss(kind, databaseUrl, big);
+      const above = ((u.peakKb - u.idleKb) * 1024) / big.length;
+      uploads.set(kind, { ratio: above, line: `  ${DB_LABEL[kind].padEnd(10)} idle ${(u.idleKb / 1024).toFixed(1)} MiB, peak ${(u.peakKb / 1024).toFixed(1)} MiB: ${above.toFixed(2)}x the file above idle (${u.ms} ms)` });
+    }
+    process.stderr.write('  PDF pipeline: marker detection and sealing\n');
+    pdfRows = formatPdfRows(await benchPdf());
+    if (databaseUrl && kinds.includes('postgres')) {
+      process.stderr.write('  webhooks: deliveries per second and commit-to-first-attempt lag (PostgreSQL)\n');
+      webhookRows = formatWebhookRows(await benchWebhooks(databaseUrl));
+    }
   }
 
   console.log('');
-  printTable(rows, bare);
-  console.log('\nMCP tools/call get_envelope_status against REST GET /v1/envelopes/{id}/status, same envelope, same run:');
-  for (const line of ratios) console.log(line);
-  console.log('');
-  console.log(`Idle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);
-  for (const line of rss) console.log(line);
-  console.log(`Server RSS during a create-and-send of a ${(big.length / 1e6).toFixed(1)} MB PDF:`);
-  for (const line of uploads) console.log(line);
-  console.log('');
-  console.log(formatPdfRows(pdfRows));
-  if (webhookRows) console.log(`\n${webhookRows}`);
+  if (bare) {
+    printTable(rows, bare);
+    for (const r of rows.filter((r) => r.seconds !== undefined)) console.log(`  (${r.name}: ${r.requests} requests in ${r.seconds!.toFixed(1)} s, one draft each)`);
+  }
+  if (mcpLines.length) {
+    console.log('\nMCP tools/call get_envelope_status against REST GET /v1/envelopes/{id}/status, same envelope, same run:');
+    for (const line of mcpLines) console.log(line);
+  }
+  if (completion.size) {
+    console.log(`\nCompletion: last signature sent → GET /v1/envelopes/{id}/status says COMPLETED (10-page PDF, 2 signers, polled every 5 ms, worker on):`);
+    for (const [kind, c] of completion) console.log(`  ${DB_LABEL[kind].padEnd(10)} ${c.runs} envelopes: p50 ${c.p50.toFixed(0)} ms, p90 ${c.p90.toFixed(0)} ms, max ${c.max.toFixed(0)} ms`);
+  }
+  if (only === undefined) {
+    console.log(`\nIdle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);
+    for (const line of rss) console.log(line);
+    console.log(`Server RSS during a create-and-send of a ${(big!.length / 1e6).toFixed(1)} MB PDF:`);
+    for (const u of uploads.values()) console.log(u.line);
+    console.log(`\n${pdfRows}`);
+    if (webhookRows) console.log(`\n${webhookRows}`);
+  }
+  for (const p of profiles) console.log(`\n${p}`);
+
+  console.log('\nGoals (issue 14):');
+  const goal = (kind: DbKind, text: string, met: boolean) => console.log(`  ${DB_LABEL[kind].padEnd(10)} ${text}: ${met ? 'met' : 'NOT met'}`);
+  for (const kind of kinds) {
+    for (const r of rows.filter((r) => r.floor && r.name.endsWith(`(${DB_LABEL[kind]})`) && !r.name.includes(' MCP '))) {
+      const name = r.name.replace(/^Signet /, '').replace(/ \([^)]*\)$/, '');
+      const [min, what] = r.group === 'read' ? [0.8, 'read'] : [0.33, 'create'];
+      goal(kind, `${what} ${name}: ${ratio(r.rps, r.floor!.rps)} of its floor (>= ${min})`, r.rps / r.floor!.rps >= min);
+    }
+    const c = completion.get(kind);
+    if (c) goal(kind, `completion p50 ${c.p50.toFixed(0)} ms (<= 100 ms)`, c.p50 <= 100);
+    const u = uploads.get(kind);
+    if (u) goal(kind, `upload RSS ${u.ratio.toFixed(2)}x the file above idle (< 2x)`, u.ratio < 2);
+  }
 
   const failed = rows.filter((r) => r.failures > 0);
   if (failed.length) {
     console.error(`\nSome responses were not 2xx or failed: ${failed.map((r) => r.name).join(', ')}; the figures above are not comparable.`);
+    process.exitCode = 1;
+  }
+  const silent = rows.filter((r) => r.requests === 0);
+  if (silent.length) {
+    console.error(`\nNo response at all in the measured time: ${silent.map((r) => r.name).join(', ')}; try a longer BENCH_DURATION.`);
     process.exitCode = 1;
   }
 }

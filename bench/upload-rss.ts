@@ -3,9 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateSync } from 'node:zlib';
 import { PDF } from '@libpdf/core';
 import { readRssKb, withServer } from './idle-rss.js';
-import type { DbKind } from './targets.js';
-
-const OPS_TOKEN = 'bench-ops-token-0123456789abcdef';
+import { createCustomer, type DbKind } from './servers.js';
 
 /** A PNG of random noise (incompressible), so the PDF carrying it is about as large as its pixels. */
 function noisePng(width: number, height: number): Uint8Array {
@@ -56,11 +54,7 @@ export async function measureUploadRss(kind: DbKind, databaseUrl: string | undef
     kind,
     databaseUrl,
     async (base, pid) => {
-      const created = await fetch(`${base}/ops/customers`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email: 'rss@example.com', name: 'RSS', creditCents: 100 }),
-      }).then((r) => r.json() as Promise<{ apiKey: string }>);
+      const created = await createCustomer(base, 100);
       await sleep(2000);
       const idleKb = readRssKb(pid) ?? 0;
       let peakKb = idleKb;
@@ -76,6 +70,6 @@ export async function measureUploadRss(kind: DbKind, databaseUrl: string | undef
       if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
       return { idleKb, peakKb, ms };
     },
-    { OPS_TOKEN, MAX_PDF_BYTES: String(30 * 1024 * 1024) },
+    { MAX_PDF_BYTES: String(30 * 1024 * 1024) },
   );
 }

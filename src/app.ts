@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import fastifyHelmet from '@fastify/helmet';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import FindMyWay from 'find-my-way';
 import type { Container } from './container.js';
 import { registerAuth } from './http/auth.js';
+import { RequestLog } from './http/request-log.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
+import { serializerCompiler } from './http/serializer.js';
 import { createAuthFailureCounter } from './http/auth-failures.js';
 import { apiKeyResolver } from './modules/account/api-key-resolver.js';
 import { walletJwtResolver } from './modules/auth/wallet-jwt-resolver.js';
@@ -55,6 +57,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   const { config } = c;
   const app = Fastify({
     loggerInstance: c.logger as FastifyBaseLogger,
+    logController: new RequestLog(),
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: config.trustProxy,
     // A caller's own X-Request-Id is kept when it is sane, so logs on both sides line up.
@@ -88,7 +91,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   // Room for the payload part and the multipart framing around the PDFs.
   const multipartLimit = config.maxPdfBytes + 1024 * 1024;
-  registerMultipart(app, { bodyLimit: multipartLimit });
+  registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
   // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
   const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
   // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF.
@@ -96,8 +99,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Synchronous, as are the other onSend hooks: the answer is then written within reply.send(), before
+  // a handler that called send() without returning the reply settles (Fastify would send it again).
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
   app.setErrorHandler(async (err, request, reply) => {
@@ -127,7 +133,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(JSON.stringify(errorBody(err, request.id)));
   });
 
-  await app.register(fastifyHelmet, { global: true });
+  registerSecurityHeaders(app);
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
       sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),

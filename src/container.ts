@@ -60,7 +60,7 @@ import { createTemplatesService } from './modules/templates/templates.service.js
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
 import { closeRenderWorkers, renderInSandbox } from './pdf/render-sandbox.js';
 import { closeSealWorkers, sealInSandbox } from './pdf/seal-sandbox.js';
-import type { PreparedDocument } from './pdf/types.js';
+import type { PreparedDocument, UploadPart } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { sealingKeyOf } from './pdf/seal-signature.js';
 import { createDocumentsService } from './modules/documents/documents.service.js';
@@ -101,7 +101,7 @@ export type ContainerOverrides = {
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const database =
-    overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
+    overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb }));
   const { db } = database;
   const clock = overrides.clock ?? (() => new Date());
 
@@ -215,8 +215,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     endGates: verifications.cancelGates,
     publish: (tx, e) => webhooks.fanOut(tx, e),
   });
-  // `transfer` hands the upload's memory to the parsing worker instead of copying it (the route does not reuse the parts).
-  const prepare = (parts: Uint8Array[], owner: string): Promise<PreparedDocument> =>
+  // Uploads are files the parsing worker reads itself; `transfer` hands parts given as bytes (MCP's) to it instead of copying them.
+  const prepare = (parts: UploadPart[], owner: string): Promise<PreparedDocument> =>
     prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb, transfer: true, owner });
   const envelopes = createEnvelopesService({
     repo: envelopesRepo,

@@ -1,0 +1,104 @@
+/**
+ * Load generation for the bench: autocannon in this process, against servers in their own processes.
+ * A row is one measured run (after an unmeasured warm-up) and keeps the monotonic-clock window it ran
+ * in, so a CPU profile of the server can be cut to exactly the measured seconds (bench/profile.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+
+export type Group = 'bare' | 'read floor' | 'create floor' | 'read' | 'create';
+
+export type Row = {
+  name: string;
+  group: Group;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  failures: number;
+  /** The row this one is compared with as its same-work floor. */
+  floor?: Row;
+  /** Microseconds of the monotonic clock (what V8's profiler stamps samples with). */
+  window: [number, number];
+  /** Set when the run was a fixed number of requests rather than a fixed time. */
+  seconds?: number;
+};
+
+/**
+ * A request template. A text body with no per-request parts runs in an autocannon worker thread, as
+ * before the servers had their own processes; anything that changes per request (an Idempotency-Key,
+ * a path) or a binary body runs from this thread (functions and binary bodies cannot cross to a worker).
+ */
+export type LoadRequest = {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+  /** A fresh Idempotency-Key on every request. */
+  idempotencyKey?: boolean;
+  /** The path of the next request, e.g. a different draft each time (called once per request sent). */
+  nextPath?: () => string;
+};
+
+export type LoadOptions = { connections: number; seconds?: number; amount?: number };
+
+export const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+export function load(req: LoadRequest, opts: LoadOptions): Promise<autocannon.Result> {
+  const base = { url: req.url, connections: opts.connections, ...(opts.amount ? { amount: opts.amount } : { duration: opts.seconds }) };
+  const dynamic = req.idempotencyKey || req.nextPath || Buffer.isBuffer(req.body);
+  if (!dynamic) return autocannon({ ...base, method: req.method ?? 'GET', body: req.body as string | undefined, headers: req.headers, workers: 1 });
+  return autocannon({
+    ...base,
+    requests: [
+      {
+        method: req.method ?? 'GET',
+        body: req.body,
+        setupRequest: (r) => {
+          const headers = { ...req.headers, ...(req.idempotencyKey ? { 'idempotency-key': randomUUID() } : {}) };
+          return req.nextPath ? { ...r, path: req.nextPath(), headers } : { ...r, headers };
+        },
+      },
+    ],
+  });
+}
+
+function rowOf(name: string, group: Group, r: autocannon.Result, window: [number, number], fixedAmount: boolean): Row {
+  const seconds = (window[1] - window[0]) / 1e6;
+  return {
+    name,
+    group,
+    // A fixed-amount run may end mid-second: its rate is what it did over its own length.
+    rps: fixedAmount ? r['2xx'] / seconds : r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    failures: r.non2xx + r.errors + r.timeouts,
+    window,
+    seconds: fixedAmount ? seconds : undefined,
+  };
+}
+
+export type MeasureOptions = { connections: number; warmup: number; duration: number };
+
+/** An unmeasured warm-up of `warmup` seconds, then `duration` seconds measured. */
+export async function measure(name: string, group: Group, req: LoadRequest, opts: MeasureOptions): Promise<Row> {
+  process.stderr.write(`  ${name}: warming up ${opts.warmup} s, measuring ${opts.duration} s, ${opts.connections} connections\n`);
+  const warm = await load(req, { connections: opts.connections, seconds: opts.warmup });
+  // The warm-up stops with requests in flight, which the server still finishes: let it, so they do not
+  // slow the first measured second.
+  await sleep(Math.min(warm.latency.p99, 5_000));
+  const start = monotonicMicros();
+  const r = await load(req, { connections: opts.connections, seconds: opts.duration });
+  return rowOf(name, group, r, [start, monotonicMicros()], false);
+}
+
+/** A fixed number of requests (each may use up something made beforehand, like a draft). */
+export async function measureAmount(name: string, group: Group, req: LoadRequest, warmupAmount: number, amount: number, connections: number): Promise<Row> {
+  process.stderr.write(`  ${name}: warming up with ${warmupAmount} requests, measuring ${amount}, ${connections} connections\n`);
+  if (warmupAmount > 0) await load(req, { connections: Math.min(connections, warmupAmount), amount: warmupAmount });
+  const start = monotonicMicros();
+  const r = await load(req, { connections: Math.min(connections, amount), amount });
+  return rowOf(name, group, r, [start, monotonicMicros()], true);
+}
