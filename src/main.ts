@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
+import { warmPdfWorkers } from './pdf/prepare.js';
 
 type Stoppable = { stop(): Promise<void> };
 
@@ -43,6 +44,8 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   await container.database.migrate();
   const app = await buildApp(container);
   await app.listen({ port: config.port, host: config.host });
+  // The API takes uploads: one parsing worker is loaded now and kept (README: memory), not on an upload.
+  warmPdfWorkers({ maxMemoryMb: config.pdfParseMaxMemoryMb });
   if (config.workerEnabled) await container.worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

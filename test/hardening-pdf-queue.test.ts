@@ -4,6 +4,7 @@
  * is dropped unserved. A stand-in worker that sleeps per job makes the timings deterministic.
  */
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { AppError } from '../src/errors.js';
 import { SandboxPool } from '../src/pdf/sandbox.js';
@@ -62,4 +63,30 @@ test('a job that waits past its deadline is dropped with 503, and the queue has 
   const queued = [job(p, 'c', 'c', 10), job(p, 'd', 'd', 10)];
   assert.equal((await refusal(job(p, 'e', 'e', 10))).code, 'SERVICE_UNAVAILABLE', 'a full queue refuses at once');
   assert.deepEqual(await Promise.all([running, ...queued]), ['a', 'c', 'd']);
+});
+
+test('keepWarm starts a worker at once and keeps it past the idle time; others still end when idle, and one that ends is replaced', async () => {
+  const idleMs = 100;
+  const cold = pool({ size: 2, idleMs });
+  await job(cold, 'a', 'a', 1);
+  await sleep(idleMs * 3);
+  assert.equal(cold.workers, 0, 'without keepWarm an idle pool ends its workers');
+
+  const warm = pool({ size: 2, idleMs });
+  warm.keepWarm(1);
+  assert.equal(warm.workers, 1, 'started before any job');
+  await sleep(idleMs * 3);
+  assert.equal(warm.workers, 1, 'kept while idle');
+  const both = Promise.all([job(warm, 'a', 'a', 50), job(warm, 'b', 'b', 50)]);
+  assert.equal(warm.workers, 2, 'a second job starts a second worker');
+  assert.deepEqual(await both, ['a', 'b']);
+  await sleep(idleMs * 3);
+  assert.equal(warm.workers, 1, 'back to the one kept warm');
+
+  // A worker that ends with its job (here: past maxJobsPerWorker) is replaced at once: the pool stays warm.
+  const recycled = pool({ size: 1, idleMs, maxJobsPerWorker: 1 });
+  recycled.keepWarm(1);
+  assert.equal(await job(recycled, 'a', 'once', 1), 'once');
+  assert.equal(recycled.workers, 1);
+  assert.equal(await job(recycled, 'a', 'twice', 1), 'twice');
 });

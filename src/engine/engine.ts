@@ -1,4 +1,4 @@
-import type { Tx } from '../db/client.js';
+import type { DbOrTx, Tx } from '../db/client.js';
 import type { FieldType, Placement, PreparedDocument } from '../pdf/types.js';
 
 export const ENVELOPE_STATUSES = ['DRAFT', 'PENDING', 'SENT', 'PARTIALLY_SIGNED', 'COMPLETED', 'REJECTED', 'EXPIRED', 'CANCELLED'] as const;
@@ -40,6 +40,8 @@ export type EngineRecipientStatus = {
   signedAt: Date | null;
   rejectedAt: Date | null;
   rejectionReason: string | null;
+  /** The recipient's signing link, when the engine has it at hand with the status (it saves a read of the links). */
+  signingUrl?: string;
 };
 
 export type EngineStatus = { status: EnvelopeStatus; completedAt: Date | null; recipients: EngineRecipientStatus[] };
@@ -98,7 +100,8 @@ export interface SigningEngine {
   resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
   cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;
   expire(tx: Tx, engineEnvelopeId: string): Promise<void>;
-  status(tx: Tx, engineEnvelopeId: string): Promise<EngineStatus>;
+  /** Reads only: the pool will do, so a live status read needs no transaction of its own. */
+  status(db: DbOrTx, engineEnvelopeId: string): Promise<EngineStatus>;
   signedPdf(tx: Tx, engineEnvelopeId: string): Promise<Uint8Array>;
   originalPdf(tx: Tx, engineEnvelopeId: string): Promise<Uint8Array>;
   /** Deletes the documents (retention); the envelope's record stays. */

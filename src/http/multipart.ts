@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -14,7 +14,7 @@ export type UploadedFile = {
   field: string;
   filename: string;
   mimetype: string;
-  /** The file the part was streamed to; it is removed when the request ends. */
+  /** The file the part was streamed to; it is removed when the request ends, if it was not moved into storage before. */
   path: string;
   size: number;
 };
@@ -24,7 +24,7 @@ export type MultipartBody = { files: UploadedFile[]; fields: Record<string, stri
 export const MAX_FILE_PARTS = 10;
 /** A field, or the `payload` sent as a file part (`curl -F payload=@payload.json`), is held in memory up to this. */
 const MAX_FIELD_BYTES = 1024 * 1024;
-/** An upload directory not touched for this long is a leftover of a crash: no request lives that long. */
+/** An upload file not written for this long is a leftover of a crash: no request lives that long. */
 const LEFTOVER_MS = 60 * 60 * 1000;
 
 export type MultipartOptions = {
@@ -32,31 +32,33 @@ export type MultipartOptions = {
   bodyLimit: number;
   /** The file parts together (MAX_PDF_BYTES). */
   maxFileBytes: number;
-  /** File parts are streamed to DATA_DIR/tmp/uploads, one directory per request. */
+  /** File parts are streamed to files of DATA_DIR/tmp/uploads, `<uuid>-<n>` (one uuid per request). */
   dataDir: string;
 };
 
-const UPLOAD_DIR = Symbol('uploadDir');
-type UploadRequest = FastifyRequest & { [UPLOAD_DIR]?: UploadDir };
+const UPLOAD_FILES = Symbol('uploadFiles');
+type UploadRequest = FastifyRequest & { [UPLOAD_FILES]?: UploadFiles };
 
 const malformed = () => new AppError('VALIDATION_ERROR', 'The multipart body is malformed', { details: [{ path: 'body', message: 'malformed multipart body' }] });
 
 /**
- * multipart/form-data, streamed: each file part goes to a file of the request's own directory while it
- * is hashed and counted, so a 25 MB upload is never held in memory. The limits are enforced as the
+ * multipart/form-data, streamed: each file part goes to a file of its own in DATA_DIR/tmp/uploads while
+ * it is hashed and counted, so a 25 MB upload is never held in memory. The limits are enforced as the
  * bytes arrive (413 PDF_TOO_LARGE the moment the body or the file parts pass theirs, and the files
  * written so far are removed), and the parts are hashed for the idempotency fingerprint before the
- * handler runs. The directory is removed when the response is over or the connection is lost,
- * whatever happened; leftovers of a crash are swept at start and hourly.
+ * handler runs. The request's files are removed when the response is over or the connection is lost,
+ * whatever happened; leftovers of a crash are swept at start and hourly. No directory is made per
+ * request (a mkdir and rm -r's walk saved on every upload): the upload directory is made once, at
+ * start (and again by the hourly sweep, should it have been removed).
  */
 export function registerMultipart(app: FastifyInstance, opts: MultipartOptions): void {
   const root = path.join(opts.dataDir, 'tmp', 'uploads');
   app.addHook('onRequest', (request: UploadRequest, reply, done) => {
     // As loosely as Fastify matches the parser below (case, leading space).
     if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
-      const dir = (request[UPLOAD_DIR] = new UploadDir(root));
+      const files = (request[UPLOAD_FILES] = new UploadFiles(root));
       reply.raw.once('close', () => {
-        dir.remove().catch((err: unknown) => request.log.warn({ err }, 'could not remove an upload directory'));
+        files.remove().catch((err: unknown) => request.log.warn({ err }, 'could not remove an upload file'));
       });
     }
     done();
@@ -73,45 +75,42 @@ export function registerMultipart(app: FastifyInstance, opts: MultipartOptions):
   app.addContentTypeParser('multipart/form-data', async (request: UploadRequest, payload: Readable) => {
     const tooLarge = () => new AppError('PDF_TOO_LARGE', `The upload exceeds the ${opts.maxFileBytes}-byte limit`, { maxBytes: opts.maxFileBytes });
     if (Number(request.headers['content-length']) > opts.bodyLimit) throw tooLarge();
-    const dir = request[UPLOAD_DIR];
-    if (!dir) throw malformed();
+    const files = request[UPLOAD_FILES];
+    if (!files) throw malformed();
     try {
-      await dir.create();
-      const { body, parts } = await receive(request, payload, dir, { ...opts, tooLarge });
+      const { body, parts } = await receive(request, payload, files, { ...opts, tooLarge });
       request.bodyHash = sha256Hex(parts);
       return body;
     } catch (err) {
-      // Stopped at a limit, malformed or cut off: nothing of it stays on disk.
-      await dir.remove();
+      // Stopped at a limit, malformed or cut off: nothing of it stays on disk. (A failure to remove
+      // is logged when the response closes; the refusal is what the client gets.)
+      await files.remove().catch(() => undefined);
       throw err;
     }
   });
 }
 
 /**
- * One request's upload directory, removed when the response is closed (finished, or the connection
- * lost): nothing is created in it once its removal has begun, and the removal waits for what was
- * being created, so nothing appears after it.
+ * One request's upload files, `<root>/<uuid>-<n>`, removed when the response is closed (finished, or
+ * the connection lost): none is created once the removal has begun, and the removal waits for the
+ * files being written to be closed, so none appears after it. A file the handler moved away (the
+ * stored original: BlobStorage.putFile with `move`) is not there any more, which is no error.
  */
-class UploadDir {
-  readonly path: string;
+class UploadFiles {
+  private readonly prefix: string;
+  private readonly paths: string[] = [];
   private readonly writers = new Set<WriteStream>();
-  private created?: Promise<unknown>;
   private removed?: Promise<void>;
-  private count = 0;
 
   constructor(root: string) {
-    this.path = path.join(root, randomUUID());
-  }
-
-  async create(): Promise<void> {
-    if (this.removed) throw new Error('the request has ended');
-    await (this.created = mkdir(this.path, { recursive: true, mode: 0o700 }));
+    this.prefix = path.join(root, randomUUID());
   }
 
   writer(): WriteStream {
     if (this.removed) throw new Error('the request has ended');
-    const ws = createWriteStream(path.join(this.path, `part-${++this.count}`), { flags: 'wx', mode: 0o600 });
+    const file = `${this.prefix}-${this.paths.length + 1}`;
+    this.paths.push(file);
+    const ws = createWriteStream(file, { flags: 'wx', mode: 0o600 });
     this.writers.add(ws);
     ws.once('close', () => this.writers.delete(ws));
     return ws;
@@ -119,18 +118,24 @@ class UploadDir {
 
   remove(): Promise<void> {
     this.removed ??= (async () => {
-      await this.created?.catch(() => undefined);
       await Promise.all([...this.writers].map((ws) => new Promise<void>((resolve) => (ws.closed ? resolve() : (ws.once('close', () => resolve()), ws.destroy())))));
-      await rm(this.path, { recursive: true, force: true });
+      const failed = (await Promise.allSettled(this.paths.map((file) => unlink(file)))).find(
+        (r): r is PromiseRejectedResult => r.status === 'rejected' && (r.reason as NodeJS.ErrnoException).code !== 'ENOENT',
+      );
+      if (failed) throw failed.reason;
     })();
     return this.removed;
   }
 }
 
-/** Removes the upload directories nobody has written to for LEFTOVER_MS. */
+/**
+ * Makes the upload directory (again, should it have been removed) and removes what nobody has written
+ * to for LEFTOVER_MS: the files of requests a crash interrupted, and the per-request directories
+ * earlier versions made.
+ */
 async function sweepLeftovers(root: string): Promise<void> {
-  const names = await readdir(root).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
-  for (const name of names) {
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  for (const name of await readdir(root)) {
     const full = path.join(root, name);
     const info = await stat(full).catch(() => undefined);
     if (info && Date.now() - info.mtimeMs > LEFTOVER_MS) await rm(full, { recursive: true, force: true });
@@ -140,7 +145,7 @@ async function sweepLeftovers(root: string): Promise<void> {
 function receive(
   request: FastifyRequest,
   payload: Readable,
-  dir: UploadDir,
+  files: UploadFiles,
   opts: MultipartOptions & { tooLarge: () => AppError },
 ): Promise<{ body: MultipartBody; parts: string }> {
   return new Promise((resolve, reject) => {
@@ -191,7 +196,7 @@ function receive(
       }
       let ws: WriteStream;
       try {
-        ws = dir.writer();
+        ws = files.writer();
       } catch (err) {
         stream.resume();
         return fail(err);

@@ -19,15 +19,24 @@ export type EnqueueInput = {
 
 /**
  * Enqueues inside the caller's transaction, so the job exists exactly when the state change that
- * needs it committed. The NOTIFY is delivered on commit and wakes idle workers at once.
+ * needs it committed. The NOTIFY is delivered on commit and wakes idle workers at once. Several jobs
+ * go in one statement.
  */
-export async function enqueue(tx: DbOrTx, job: EnqueueInput): Promise<void> {
-  const runAt = job.runAt ? sql`${job.runAt.toISOString()}::timestamptz` : sql`now()`;
+export async function enqueue(tx: DbOrTx, jobs: EnqueueInput | EnqueueInput[]): Promise<void> {
+  const list = Array.isArray(jobs) ? jobs : [jobs];
+  if (list.length === 0) return;
+  const rows = sql.join(
+    list.map((job) => {
+      const runAt = job.runAt ? sql`${job.runAt.toISOString()}::timestamptz` : sql`now()`;
+      return sql`(${job.type}, ${JSON.stringify(job.payload ?? {})}::jsonb, ${runAt}, ${job.maxAttempts ?? 10}, ${job.dedupeKey ?? null})`;
+    }),
+    sql`, `,
+  );
   // One round trip: the insert runs to completion as a CTE whether or not the SELECT reads it.
   await tx.execute(sql`
     WITH queued AS (
       INSERT INTO jobs (type, payload, run_at, max_attempts, dedupe_key)
-      VALUES (${job.type}, ${JSON.stringify(job.payload ?? {})}::jsonb, ${runAt}, ${job.maxAttempts ?? 10}, ${job.dedupeKey ?? null})
+      VALUES ${rows}
       ON CONFLICT (dedupe_key) DO NOTHING
     )
     SELECT pg_notify(${JOBS_CHANNEL}, '')`);

@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { SandboxPool, siblingModule, type SandboxLimits } from './sandbox.js';
 import type { PreparedDocument, UploadPart } from './types.js';
 
 const WORKER = siblingModule('prepare-worker');
 const pools = new Map<number, SandboxPool>();
 
-/** What the worker is given: the parts, and where to write the document if it is not one uploaded file as it is. */
-export type PrepareJob = { parts: UploadPart[]; out?: string };
+/** What the worker is given: the parts, as files or bytes. */
+export type PrepareJob = { parts: UploadPart[] };
 
 export type PrepareOptions = SandboxLimits & {
   /**
@@ -28,21 +26,37 @@ export type PrepareOptions = SandboxLimits & {
  * a hostile file costs one request, not the server. Throws AppError('INVALID_PDF') for a file that
  * is not a PDF, is damaged beyond repair, is encrypted, or exceeds the limits.
  *
- * Parts given as files are read by the worker, and the document comes back as a file: the one
- * uploaded file when it is used as it is, else a new file next to the first uploaded one (in the
- * request's upload directory, removed with it). Parts given as bytes come back as bytes.
+ * Parts given as files are read by the worker, and the document comes back as a file: the first
+ * uploaded file, rewritten in place when the document is not that file as it is (several parts joined,
+ * or a repaired file). The files are the request's uploads, which it no longer needs once read: so
+ * the document is one of them, removed with them when the request ends (or moved into storage before),
+ * and no other file is made that could outlive the request. Parts given as bytes come back as bytes.
  */
 export async function prepareDocument(parts: Uint8Array[], opts: PrepareOptions): Promise<PreparedDocument & { bytes: Uint8Array }>;
 export async function prepareDocument(parts: UploadPart[], opts: PrepareOptions): Promise<PreparedDocument>;
 export async function prepareDocument(parts: UploadPart[], opts: PrepareOptions): Promise<PreparedDocument> {
-  let pool = pools.get(opts.maxMemoryMb);
-  if (!pool) pools.set(opts.maxMemoryMb, (pool = new SandboxPool(WORKER, opts.maxMemoryMb, { size: opts.workers })));
-  const firstFile = parts.find((p) => typeof p === 'string');
-  const job: PrepareJob = { parts, out: firstFile && path.join(path.dirname(firstFile), `document-${randomUUID()}.pdf`) };
+  const pool = poolFor(opts);
+  const job: PrepareJob = { parts };
   const transfer = opts.transfer
     ? parts.filter((p): p is Uint8Array => typeof p !== 'string' && p.buffer instanceof ArrayBuffer && p.byteOffset === 0 && p.byteLength === p.buffer.byteLength).map((p) => p.buffer as ArrayBuffer)
     : [];
   return pool.run<PreparedDocument>(job, [...new Set(transfer)], opts.timeoutMs, { owner: opts.owner });
+}
+
+/** The pool of workers with this memory limit (created by the first call, with its `workers`). */
+function poolFor(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): SandboxPool {
+  let pool = pools.get(opts.maxMemoryMb);
+  if (!pool) pools.set(opts.maxMemoryMb, (pool = new SandboxPool(WORKER, opts.maxMemoryMb, { size: opts.workers })));
+  return pool;
+}
+
+/**
+ * Starts one parsing worker now and keeps it however long it is idle (`signet serve`, which takes
+ * uploads): no upload then waits for the parser to load, nor makes the server load it again after a
+ * quiet spell (see SandboxPool.keepWarm). Give the options prepareDocument will be given.
+ */
+export function warmPdfWorkers(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): void {
+  poolFor(opts).keepWarm(1);
 }
 
 /** Ends the parsing workers (graceful shutdown; tests). */

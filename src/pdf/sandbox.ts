@@ -101,6 +101,9 @@ export class SandboxPool {
   /** Jobs holding a worker, by owner. */
   private readonly holding = new Map<string, number>();
   private nextId = 1;
+  /** Workers kept however long they are idle (keepWarm). */
+  private warm = 0;
+  private closed = false;
   private readonly size: number;
   private readonly idleMs: number;
   private readonly maxJobs: number;
@@ -187,8 +190,26 @@ export class SandboxPool {
     }
   }
 
+  /**
+   * Starts `count` workers now (at most the pool's size) and keeps that many alive however long they
+   * are idle; one that ends (after maxJobsPerWorker jobs, or killed with its job) is replaced when its
+   * job is over. A server that takes uploads then never loads the parser during a request: loading it
+   * takes most of a second and some 25-30 MB, which an upload would otherwise pay whenever the pool
+   * had been idle for idleMs.
+   */
+  keepWarm(count: number): void {
+    this.warm = Math.min(count, this.size);
+    this.refill();
+  }
+
+  /** Workers alive, busy or idle (tests, metrics). */
+  get workers(): number {
+    return this.slots.size;
+  }
+
   /** Ends every worker (shutdown, tests). Jobs still waiting for a worker stay waiting. */
   async close(): Promise<void> {
+    this.closed = true;
     const all = [...this.slots];
     this.slots.clear();
     this.idle.length = 0;
@@ -216,6 +237,8 @@ export class SandboxPool {
       if (slot) this.hold(owner, 1);
       else slot = await this.enqueue(owner, waitMs);
       clearTimeout(slot.idleTimer);
+      // Before waiting for it: a worker kept warm may still be starting, and parked workers are unref'd.
+      slot.worker.ref();
       try {
         await slot.ready;
       } catch (err) {
@@ -223,10 +246,7 @@ export class SandboxPool {
         void this.kill(slot);
         throw err;
       }
-      if (!slot.dead) {
-        slot.worker.ref();
-        return slot;
-      }
+      if (!slot.dead) return slot;
       this.hold(owner, -1);
     }
   }
@@ -268,11 +288,31 @@ export class SandboxPool {
     const next = this.nextWaiter();
     if (keep && !slot.dead) {
       if (next) return next.take(slot);
-      slot.worker.unref();
-      slot.idleTimer = setTimeout(() => void this.kill(slot), this.idleMs);
-      slot.idleTimer.unref();
-      this.idle.push(slot);
+      this.park(slot);
     } else if (next) next.take(this.start());
+    else this.refill();
+  }
+
+  /** An idle worker waits for the next job; it is ended after idleMs unless it is one of those kept warm. */
+  private park(slot: Slot): void {
+    slot.worker.unref();
+    slot.idleTimer = setTimeout(() => {
+      if (this.slots.size > this.warm) void this.kill(slot);
+    }, this.idleMs);
+    slot.idleTimer.unref();
+    this.idle.push(slot);
+  }
+
+  /** Starts idle workers until `warm` are alive. One that fails to start is not retried here: the next job starts its own. */
+  private refill(): void {
+    while (!this.closed && this.slots.size < this.warm) {
+      const slot = this.start();
+      slot.ready.then(
+        () => undefined,
+        () => void this.kill(slot),
+      );
+      this.park(slot);
+    }
   }
 
   private start(): Slot {

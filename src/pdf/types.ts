@@ -27,8 +27,8 @@ export type BadMarker = { page: number; text: string; reason: string };
 export type UploadPart = string | Uint8Array;
 
 /**
- * Where a document's bytes are: a file (an upload, or the parts joined next to it; removed when the
- * request ends), or memory (bytes uploaded as such, a stored template read back).
+ * Where a document's bytes are: a file (the first upload, holding the parts joined when there were
+ * several; removed when the request ends), or memory (bytes uploaded as such, a stored template read back).
  */
 export type DocumentContent = { file: string; size: number } | { bytes: Uint8Array };
 

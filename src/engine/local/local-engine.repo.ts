@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.js';
+import { rowsOf, type DbOrTx } from '../../db/client.js';
+import { preparedPer } from '../../db/prepared.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
 import { progressKey } from './local-engine.js';
@@ -8,18 +9,84 @@ export type DocumentRow = typeof engineDocuments.$inferSelect;
 export type RecipientRow = typeof engineRecipients.$inferSelect;
 export type FieldRow = typeof engineFields.$inferSelect;
 
-export function createLocalEngineRepo() {
-  return {
-    async insertDocument(tx: DbOrTx, doc: typeof engineDocuments.$inferInsert): Promise<DocumentRow> {
-      const [row] = await tx.insert(engineDocuments).values(doc).returning();
-      return row;
-    },
+/** A new document's recipient, by position; its fields name it by that position. */
+export type NewRecipient = Pick<RecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'linkSalt' | 'tokenHash' | 'verificationRequired'>;
+export type NewField = Pick<FieldRow, 'type' | 'page' | 'x' | 'y' | 'width' | 'height' | 'required' | 'options' | 'hide'> & { recipientPosition: number };
+export type NewDocument = Pick<DocumentRow, 'id' | 'status' | 'title' | 'originalKey' | 'sha256' | 'pages' | 'testSend' | 'meta' | 'expiresAt'>;
 
-    /** In the order given (one statement; the answer is sorted by position, not trusted to keep VALUES order). */
-    async insertRecipients(tx: DbOrTx, rows: (typeof engineRecipients.$inferInsert)[]): Promise<RecipientRow[]> {
-      if (rows.length === 0) return [];
-      const inserted = await tx.insert(engineRecipients).values(rows).returning();
-      return inserted.sort((a, b) => a.position - b.position);
+/** A document's state and each of its recipients' (by position), with what a recipient's link is derived from. */
+export type DocumentStatusRow = {
+  status: string;
+  completedAt: Date | null;
+  recipients: Pick<RecipientRow, 'id' | 'email' | 'role' | 'status' | 'readStatus' | 'sendStatus' | 'viewedAt' | 'signedAt' | 'rejectedAt' | 'rejectionReason' | 'linkSalt' | 'tokenHash'>[];
+};
+
+export function createLocalEngineRepo() {
+  // Every live status read runs it: prepared once per executor (db/prepared.ts).
+  const documentStatusStmt = preparedPer((db) =>
+    db
+      .select({
+        status: engineDocuments.status,
+        completedAt: engineDocuments.completedAt,
+        recipient: {
+          id: engineRecipients.id,
+          email: engineRecipients.email,
+          role: engineRecipients.role,
+          status: engineRecipients.status,
+          readStatus: engineRecipients.readStatus,
+          sendStatus: engineRecipients.sendStatus,
+          viewedAt: engineRecipients.viewedAt,
+          signedAt: engineRecipients.signedAt,
+          rejectedAt: engineRecipients.rejectedAt,
+          rejectionReason: engineRecipients.rejectionReason,
+          linkSalt: engineRecipients.linkSalt,
+          tokenHash: engineRecipients.tokenHash,
+        },
+      })
+      .from(engineDocuments)
+      .leftJoin(engineRecipients, eq(engineRecipients.documentId, engineDocuments.id))
+      .where(eq(engineDocuments.id, sql.placeholder('id')))
+      .orderBy(asc(engineRecipients.position))
+      .prepare('engine_document_status'),
+  );
+
+  return {
+    /**
+     * A new document with its recipients, fields and CREATED event in one statement (data-modifying
+     * CTEs; the fields find their recipient's id by position). Recipients and fields travel as one
+     * JSON parameter each, so the statement's text is the same for any number of them.
+     * Answers the ids the database chose: recipients by position, fields in the order given (they are
+     * inserted in that order, so their bigserial ids ascend with it).
+     */
+    async insertDocumentTree(tx: DbOrTx, doc: NewDocument, recipients: NewRecipient[], fields: NewField[]): Promise<{ numericId: number; recipientIds: Map<number, number>; fieldIds: number[] }> {
+      const result = await tx.execute(sql`
+        WITH d AS (
+          INSERT INTO engine_documents (id, status, title, original_key, sha256, pages, test_send, meta, expires_at)
+          VALUES (${doc.id}, ${doc.status}, ${doc.title}, ${doc.originalKey}, ${doc.sha256}, ${JSON.stringify(doc.pages)}::jsonb, ${doc.testSend}, ${JSON.stringify(doc.meta)}::jsonb, ${doc.expiresAt.toISOString()}::timestamptz)
+          RETURNING numeric_id
+        ), e AS (
+          INSERT INTO engine_events (document_id, event) VALUES (${doc.id}, 'CREATED')
+        ), r AS (
+          INSERT INTO engine_recipients (document_id, position, email, name, role, signing_order, link_salt, token_hash, verification_required)
+          SELECT ${doc.id}, x.position, x.email, x.name, x.role, x.signing_order, x.link_salt, x.token_hash, x.verification_required
+          FROM jsonb_to_recordset(${JSON.stringify(recipients.map(recipientJson))}::jsonb)
+            AS x(position int, email text, name text, role text, signing_order int, link_salt text, token_hash text, verification_required boolean)
+          RETURNING id, position
+        ), f AS (
+          INSERT INTO engine_fields (document_id, recipient_id, type, page, x, y, width, height, required, options, hide)
+          SELECT ${doc.id}, r.id, x.type, x.page, x.x, x.y, x.width, x.height, x.required, x.options, x.hide
+          FROM jsonb_to_recordset(${JSON.stringify(fields.map(fieldJson))}::jsonb)
+            AS x(recipient_position int, type text, page int, x float8, y float8, width float8, height float8, required boolean, options jsonb, hide jsonb, n int)
+          JOIN r ON r.position = x.recipient_position
+          ORDER BY x.n
+          RETURNING id
+        )
+        SELECT (SELECT numeric_id FROM d)::text AS numeric_id,
+               (SELECT coalesce(json_agg(json_build_array(position, id)), '[]') FROM r) AS recipients,
+               (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM f) AS fields`);
+      const [row] = rowsOf<{ numeric_id: string; recipients: [number, number][]; fields: number[] }>(result);
+      if (row.fields.length !== fields.length) throw new Error(`inserted ${row.fields.length} of ${fields.length} fields: a field names no recipient`);
+      return { numericId: Number(row.numeric_id), recipientIds: new Map(row.recipients), fieldIds: row.fields };
     },
 
     /** What a link is derived from: each recipient's salt, and whether its token's hash is stored yet. */
@@ -79,6 +146,13 @@ export function createLocalEngineRepo() {
       return row;
     },
 
+    /** The live status of a document in one statement; undefined when there is no such document. */
+    async documentStatus(db: DbOrTx, id: string): Promise<DocumentStatusRow | undefined> {
+      const rows = await documentStatusStmt(db).execute({ id });
+      if (rows.length === 0) return undefined;
+      return { status: rows[0].status, completedAt: rows[0].completedAt, recipients: rows.flatMap((r) => (r.recipient ? [r.recipient] : [])) };
+    },
+
     async recipients(tx: DbOrTx, documentId: string): Promise<RecipientRow[]> {
       return tx.select().from(engineRecipients).where(eq(engineRecipients.documentId, documentId)).orderBy(asc(engineRecipients.position));
     },
@@ -101,6 +175,12 @@ export function createLocalEngineRepo() {
       await tx.update(engineRecipients).set(set).where(eq(engineRecipients.id, id));
     },
 
+    /** Invited (or reminded) now. */
+    async markNotified(tx: DbOrTx, ids: number[]): Promise<void> {
+      if (ids.length === 0) return;
+      await tx.update(engineRecipients).set({ notifiedAt: new Date(), sendStatus: 'SENT' }).where(inArray(engineRecipients.id, ids));
+    },
+
     async setFieldValue(tx: DbOrTx, fieldId: number, value: string | null): Promise<void> {
       await tx.update(engineFields).set({ value }).where(eq(engineFields.id, fieldId));
     },
@@ -116,3 +196,6 @@ export function createLocalEngineRepo() {
 }
 
 export type LocalEngineRepo = ReturnType<typeof createLocalEngineRepo>;
+
+const recipientJson = (r: NewRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, link_salt: r.linkSalt, token_hash: r.tokenHash, verification_required: r.verificationRequired });
+const fieldJson = (f: NewField, n: number) => ({ n, recipient_position: f.recipientPosition, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, required: f.required, options: f.options ?? null, hide: f.hide ?? null });

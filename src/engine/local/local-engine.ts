@@ -46,8 +46,13 @@ export function createLocalEngine(deps: LocalEngineDeps) {
    */
   async function linksOf(tx: DbOrTx, recipientIds: number[]): Promise<Map<number, string>> {
     const rows = await repo.linkSalts(tx, recipientIds);
-    for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
+    await fillTokenHashes(tx, rows);
     return new Map(rows.map((r) => [r.id, linkOf(r)]));
+  }
+
+  /** Stores the token hash of a migrated recipient's first new link (see linksOf). */
+  async function fillTokenHashes(tx: DbOrTx, rows: Pick<RecipientRow, 'id' | 'linkSalt' | 'tokenHash'>[]): Promise<void> {
+    for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
   }
 
   async function requireDocument(tx: Tx, id: string, lock = false) {
@@ -73,12 +78,9 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
   /** Invites everyone whose turn it is and who was not invited yet; VIEWERs are invited on distribution. */
   async function notifyTurn(tx: Tx, doc: { id: string; title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean) {
-    const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])];
-    for (const r of targets) {
-      if (r.notifiedAt) continue;
-      await notifier.invite(tx, doc, r, linkOf(r), actionOf(r.role));
-      await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
-    }
+    const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])].filter((r) => !r.notifiedAt);
+    await notifier.invite(tx, doc, targets.map((r) => ({ name: r.name, email: r.email, link: linkOf(r), action: actionOf(r.role) })));
+    await repo.markNotified(tx, targets.map((r) => r.id));
   }
 
   const engine: SigningEngine = {
@@ -86,8 +88,10 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       const id = randomUUID();
       const originalKey = documentKey(id, 'original.pdf');
       // Before the transaction, and before the row: a create that fails after this leaves an
-      // unreferenced blob for the sweep, never a row without its file.
-      await putContent(storage, originalKey, input.document);
+      // unreferenced blob for the sweep, never a row without its file. A document given as a file is
+      // the request's upload (prepareDocument's answer), which it no longer needs: moved, not copied,
+      // where the store can (a moved upload is then a blob like any other, the sweep's once unreferenced).
+      await putContent(storage, originalKey, input.document, { move: true });
       const links = input.recipients.map(() => {
         const linkSalt = tokens.newSalt();
         return { linkSalt, tokenHash: tokens.hash(tokens.token(linkSalt)) };
@@ -97,40 +101,45 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     async createDocument(tx, staged): Promise<CreatedDocument> {
       const { engineEnvelopeId: id, input, originalKey, links } = staged as StagedLocalDocument;
-      const doc = await repo.insertDocument(tx, {
-        id,
-        status: input.draft ? 'DRAFT' : 'PENDING',
-        title: input.title,
-        originalKey,
-        sha256: input.document.sha256,
-        pages: input.document.info.pages,
-        testSend: input.testSend,
-        // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-        meta: input.senderName ? { ...input.meta, senderName: input.senderName } : input.meta,
-        expiresAt: input.expiresAt,
+      const recipients = input.recipients.map((r, i) => ({
+        position: r.position,
+        email: r.email,
+        name: r.name,
+        role: r.role,
+        signingOrder: r.signingOrder,
+        linkSalt: links[i].linkSalt,
+        tokenHash: links[i].tokenHash,
+        verificationRequired: r.verificationRequired ?? false,
+      }));
+      const positionOf = new Map(recipients.map((r) => [r.email.toLowerCase(), r.position]));
+      const fields = input.fields.map((f) => {
+        const position = positionOf.get(f.recipientEmail.toLowerCase());
+        if (position === undefined) throw new AppError('RECIPIENT_NOT_FOUND', `No recipient ${f.recipientEmail} on this envelope`);
+        return { recipientPosition: position, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, required: f.required, options: f.options, hide: f.hide };
       });
-      const recipients = await repo.insertRecipients(
+      const written = await repo.insertDocumentTree(
         tx,
-        input.recipients.map((r, i) => ({
-          documentId: id,
-          position: r.position,
-          email: r.email,
-          name: r.name,
-          role: r.role,
-          signingOrder: r.signingOrder,
-          linkSalt: links[i].linkSalt,
-          tokenHash: links[i].tokenHash,
-          verificationRequired: r.verificationRequired ?? false,
-        })),
+        {
+          id,
+          status: input.draft ? 'DRAFT' : 'PENDING',
+          title: input.title,
+          originalKey,
+          sha256: input.document.sha256,
+          pages: input.document.info.pages,
+          testSend: input.testSend,
+          // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
+          meta: input.senderName ? { ...input.meta, senderName: input.senderName } : input.meta,
+          expiresAt: input.expiresAt,
+        },
+        recipients,
+        fields,
       );
-      const fields = await repo.insertFields(tx, fieldRows(id, recipients, input.fields));
-      await repo.insertEvent(tx, { documentId: id, event: 'CREATED' });
-      const emailOf = new Map(recipients.map((r) => [r.id, r.email]));
+      const emailAt = new Map(recipients.map((r) => [r.position, r.email]));
       return {
         engineEnvelopeId: id,
-        engineNumericId: String(doc.numericId),
-        recipients: recipients.map((r) => ({ email: r.email, engineRecipientId: String(r.id), signingUrl: linkOf(r) })),
-        fields: fields.map((f) => ({ engineFieldId: f.id, recipientEmail: emailOf.get(f.recipientId)! })),
+        engineNumericId: String(written.numericId),
+        recipients: recipients.map((r) => ({ email: r.email, engineRecipientId: String(written.recipientIds.get(r.position)), signingUrl: linkOf(r) })),
+        fields: fields.map((f, i) => ({ engineFieldId: written.fieldIds[i], recipientEmail: emailAt.get(f.recipientPosition)! })),
       };
     },
 
@@ -161,10 +170,8 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     async resend(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       const turn = currentTurn(await repo.recipients(tx, doc.id));
-      for (const r of turn) {
-        await notifier.remind(tx, doc, r, linkOf(r));
-        await repo.updateRecipient(tx, r.id, { notifiedAt: new Date(), sendStatus: 'SENT' });
-      }
+      await notifier.remind(tx, doc, turn.map((r) => ({ name: r.name, email: r.email, role: r.role, link: linkOf(r) })));
+      await repo.markNotified(tx, turn.map((r) => r.id));
       return turn.map((r) => ({ name: r.name, email: r.email }));
     },
 
@@ -184,9 +191,12 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       await repo.insertEvent(tx, { documentId: doc.id, event: 'EXPIRED' });
     },
 
-    async status(tx, engineEnvelopeId): Promise<EngineStatus> {
-      const doc = await requireDocument(tx, engineEnvelopeId);
-      const recipients = await repo.recipients(tx, doc.id);
+    /** One statement, which also carries each recipient's link: a status read needs no other. */
+    async status(db, engineEnvelopeId): Promise<EngineStatus> {
+      const doc = await repo.documentStatus(db, engineEnvelopeId);
+      if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
+      const { recipients } = doc;
+      await fillTokenHashes(db, recipients);
       let status = doc.status as EnvelopeStatus | 'SEALING';
       if (status === 'SEALING') status = recipients.filter((r) => r.role === 'SIGNER').length > 1 ? 'PARTIALLY_SIGNED' : 'SENT';
       return {
@@ -202,6 +212,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           signedAt: r.signedAt,
           rejectedAt: r.rejectedAt,
           rejectionReason: r.rejectionReason,
+          signingUrl: linkOf(r),
         })),
       };
     },

@@ -1,5 +1,5 @@
 import type { DbOrTx } from '../../db/client.js';
-import { enqueue } from '../../jobs/queue.js';
+import { enqueue, type EnqueueInput } from '../../jobs/queue.js';
 import {
   cancelledEmail,
   completedEmail,
@@ -35,17 +35,19 @@ const mailOf = (doc: Doc): EnvelopeMail => ({
  * change is what is sent, even if the document changes later.
  */
 export function createNotifier() {
-  const send = (tx: DbOrTx, doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']) =>
-    enqueue(tx, {
-      type: SEND_EMAIL_JOB,
-      payload: { to, subject: mail.subject, text: mail.text, html: mail.html, attachments, testSend: doc.testSend } satisfies EmailJobPayload,
-      maxAttempts: 8,
-    });
+  const job = (doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']): EnqueueInput => ({
+    type: SEND_EMAIL_JOB,
+    payload: { to, subject: mail.subject, text: mail.text, html: mail.html, attachments, testSend: doc.testSend } satisfies EmailJobPayload,
+    maxAttempts: 8,
+  });
+  const send = (tx: DbOrTx, doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']) => enqueue(tx, job(doc, to, mail, attachments));
 
   return {
-    invite: (tx: DbOrTx, doc: Doc, who: Person, link: string, action: SigningAction) => send(tx, doc, who.email, invitationEmail(mailOf(doc), who, link, action)),
+    /** Invitations to everyone given, in one statement. */
+    invite: (tx: DbOrTx, doc: Doc, to: (Person & { link: string; action: SigningAction })[]) => enqueue(tx, to.map((who) => job(doc, who.email, invitationEmail(mailOf(doc), who, who.link, who.action)))),
 
-    remind: (tx: DbOrTx, doc: Doc, who: Person & { role: string }, link: string) => send(tx, doc, who.email, reminderEmail(mailOf(doc), who, link, actionOf(who.role))),
+    /** Reminders to everyone given, in one statement. */
+    remind: (tx: DbOrTx, doc: Doc, to: (Person & { role: string; link: string })[]) => enqueue(tx, to.map((who) => job(doc, who.email, reminderEmail(mailOf(doc), who, who.link, actionOf(who.role))))),
 
     completed: (tx: DbOrTx, doc: Doc, who: Person, signedKey: string) =>
       send(tx, doc, who.email, completedEmail(mailOf(doc), who), [

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
+import { preparedPer } from '../../db/prepared.js';
 import { apiKeys, customers } from '../../db/schema/index.js';
 import { API_KEYS_CHANNEL } from './api-key-cache.js';
 
@@ -88,13 +89,3 @@ export function createAccountRepo() {
 }
 
 export type AccountRepo = ReturnType<typeof createAccountRepo>;
-
-/** Memoizes a prepared statement per executor (the pool, or a transaction while it lives). */
-function preparedPer<T>(build: (tx: DbOrTx) => T): (tx: DbOrTx) => T {
-  const cache = new WeakMap<DbOrTx, T>();
-  return (tx) => {
-    let stmt = cache.get(tx);
-    if (!stmt) cache.set(tx, (stmt = build(tx)));
-    return stmt;
-  };
-}

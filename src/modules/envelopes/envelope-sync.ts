@@ -2,7 +2,7 @@ import { placementDto } from './envelope-plan.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import type { EngineStatus, EnvelopeStatus, Role, SigningEngine } from '../../engine/engine.js';
 import type { RefundsService } from '../billing/refunds.service.js';
-import type { EnvelopeRow, EnvelopesRepo, EventRow, Owner, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
+import type { EnvelopeRow, EnvelopesRepo, EventRow, Owner, RecipientState, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
 import type { TEnvelope } from './envelopes.schemas.js';
 import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
 
@@ -17,6 +17,9 @@ export type PublishedEvent = {
   envelope: Record<string, unknown>;
   recipient: Record<string, unknown> | null;
 };
+
+/** An envelope's stored copy as it stands against the engine's status. */
+export type InStep = { envelope: EnvelopeRow; recipients: StoredRecipientRow[]; status: EngineStatus };
 
 export type RecipientGate = { verificationId: string; chargedMicros: bigint; verified: boolean };
 
@@ -118,11 +121,19 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     return Promise.all(rows.map(async (e) => dtoOf(e, { recipients, fields, links, gates, events: withEvents ? await repo.events(tx, e.id) : undefined })));
   }
 
+  /** The recipients' signing links by engine recipient id: those the engine reported with its status, the rest read. */
+  async function linksOf(db: DbOrTx, status: EngineStatus, recipients: StoredRecipientRow[]): Promise<Map<string, string>> {
+    const links = new Map(status.recipients.flatMap((r) => (r.signingUrl ? [[r.engineRecipientId, r.signingUrl] as const] : [])));
+    const missing = recipients.map((r) => r.engineRecipientId).filter((id) => !links.has(id));
+    if (missing.length) for (const [id, url] of await deps.signingUrlsOf(db, missing)) links.set(id, url);
+    return links;
+  }
+
   /** What the stored copy lacks against the engine: recipient rows to update and events to record. Pure. */
   function diff(envelope: EnvelopeRow, status: EngineStatus, stored: StoredRecipientRow[]) {
     const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
     const events: { eventType: EventType; recipientEmail?: string | null }[] = [];
-    const updates: { id: number; set: Partial<StoredRecipientRow> }[] = [];
+    const updates: { id: number; set: RecipientState }[] = [];
     for (const er of status.recipients) {
       const r = byEngineId.get(er.engineRecipientId);
       if (!r) continue;
@@ -164,10 +175,17 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
    * reads use it to correct a missed update. The envelope row must be locked by the caller.
    */
   async function syncFromEngine(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<EnvelopeRow> {
+    return (await reconcile(tx, envelope, live)).envelope;
+  }
+
+  /** syncFromEngine, answering also the stored recipients as they now stand and the engine's status it read. */
+  async function reconcile(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<InStep> {
     const status = live ?? (await engine.status(tx, envelope.engineEnvelopeId));
     const stored = await repo.recipients(tx, [envelope.id]);
     const { events, updates } = diff(envelope, status, stored);
-    for (const u of updates) await repo.updateRecipient(tx, u.id, u.set);
+    await repo.updateRecipientStates(tx, updates);
+    const updated = new Map(updates.map((u) => [u.id, u.set]));
+    const recipients = stored.map((r) => ({ ...r, ...updated.get(r.id) }));
 
     let row = envelope;
     if (status.status !== envelope.status) {
@@ -187,11 +205,12 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         await deps.refunds.request(tx, { ...row, chargedMicros: row.chargedMicros + unused });
       }
     }
-    const inserted = [];
-    for (const e of events) inserted.push(await repo.insertEvent(tx, { envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null }));
+    const inserted = await repo.insertEvents(tx, events.map((e) => ({ envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null })));
     if (inserted.length && deps.publish) {
-      // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id} returns.
-      const [dto] = await toDto(tx, [{ ...row, updatedAt: new Date() }], false);
+      // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id}
+      // returns: built from the recipients as just written, the links the engine reported where it did.
+      const links = await linksOf(tx, status, recipients);
+      const dto = dtoOf({ ...row, updatedAt: new Date() }, { recipients, fields: await repo.fields(tx, [envelope.id]), links, gates: await gatesOf(tx, recipients) });
       for (const ev of inserted) {
         await deps.publish(tx, {
           owner: { customerId: envelope.customerId, mode: envelope.mode },
@@ -204,7 +223,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         });
       }
     }
-    return row;
+    return { envelope: row, recipients, status };
   }
 
   /**
@@ -221,14 +240,25 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
   }
 
   /**
-   * The live status read (engine wins) without serializing readers: the engine and the stored copy
-   * are read unlocked, and only when they differ is the envelope locked and synced, as any change is.
+   * The live status read (engine wins) without serializing readers, and without a transaction while
+   * the copy is in step, which is nearly always: `copy` (the envelope and its stored recipients, read
+   * unlocked by the caller) is compared with the engine's status, read on the same executor. Only when
+   * they differ is a transaction opened, the envelope locked (`lock`) and synced, as any change is,
+   * with its events and webhooks; the answer is then the copy as the sync left it.
+   *
+   * The two reads may see different instants: every change commits the engine's rows and the copy
+   * together, so a change between them shows as a difference and takes the locked path, where both
+   * are read again. Answers the links and the gates the DTO needs, from the engine's status when it
+   * carries the links.
    */
-  async function readInStep(tx: Tx, envelope: EnvelopeRow, lock: () => Promise<EnvelopeRow>): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[] }> {
-    const [status, stored] = [await engine.status(tx, envelope.engineEnvelopeId), await repo.recipients(tx, [envelope.id])];
-    if (diff(envelope, status, stored).inStep) return { envelope, recipients: stored };
-    const synced = await syncFromEngine(tx, await lock());
-    return { envelope: synced, recipients: await repo.recipients(tx, [envelope.id]) };
+  async function readInStep(
+    db: DbOrTx,
+    copy: { envelope: EnvelopeRow; recipients: StoredRecipientRow[] },
+    lock: (tx: Tx) => Promise<EnvelopeRow>,
+  ): Promise<InStep & { links: Map<string, string>; gates: Map<string, RecipientGate> }> {
+    const status = await engine.status(db, copy.envelope.engineEnvelopeId);
+    const read = diff(copy.envelope, status, copy.recipients).inStep ? { ...copy, status } : await db.transaction(async (tx) => reconcile(tx, await lock(tx)));
+    return { ...read, links: await linksOf(db, read.status, read.recipients), gates: await gatesOf(db, read.recipients) };
   }
 
   return { toDto, dtoOf, gatesOf, fieldDto, syncFromEngine, lockAndSync, readInStep };

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.js';
+import { rowsOf, type DbOrTx } from '../../db/client.js';
+import { preparedPer } from '../../db/prepared.js';
 import { envelopeEvents, envelopeFields, envelopeRecipients, envelopes } from '../../db/schema/index.js';
 
 export type EnvelopeRow = typeof envelopes.$inferSelect;
@@ -11,11 +12,65 @@ export type Owner = { customerId: string; mode: 'live' | 'test' };
 
 const owned = (id: string, o: Owner) => and(eq(envelopes.id, id), eq(envelopes.customerId, o.customerId), eq(envelopes.mode, o.mode));
 
+/** What a sync writes of a stored recipient: its whole state as the engine reports it. */
+export type RecipientState = Pick<StoredRecipientRow, 'signingStatus' | 'readStatus' | 'sendStatus' | 'status' | 'signedAt' | 'viewedAt' | 'rejectedAt' | 'rejectionReason'>;
+export type NewEnvelope = Omit<EnvelopeRow, 'purgedAt' | 'createdAt' | 'updatedAt' | 'completedAt'>;
+export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'engineRecipientId' | 'verificationRequired'>;
+export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId'>;
+
+/** A stored recipient as created: nobody has opened, signed or rejected anything yet. */
+const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null } as const;
+
 export function createEnvelopesRepo() {
+  // Every live status read runs it: prepared once per executor (db/prepared.ts).
+  const withRecipientsStmt = preparedPer((db) =>
+    db
+      .select({ envelope: envelopes, recipient: envelopeRecipients })
+      .from(envelopes)
+      .leftJoin(envelopeRecipients, eq(envelopeRecipients.envelopeId, envelopes.id))
+      .where(and(eq(envelopes.id, sql.placeholder('id')), eq(envelopes.customerId, sql.placeholder('customerId')), eq(envelopes.mode, sql.placeholder('mode'))))
+      .orderBy(asc(envelopeRecipients.position))
+      .prepare('envelope_with_recipients'),
+  );
+
   return {
-    async insert(tx: DbOrTx, row: typeof envelopes.$inferInsert): Promise<EnvelopeRow> {
-      const [r] = await tx.insert(envelopes).values(row).returning();
-      return r;
+    /**
+     * A new envelope with its recipients and fields in one statement (data-modifying CTEs; the
+     * recipients and fields travel as one JSON parameter each). Every column is written from the given
+     * rows, so the rows answered are the ones given plus what the database chose: ids and timestamps.
+     * Fields are inserted in the order given, so their bigserial ids ascend with it.
+     */
+    async insertTree(tx: DbOrTx, env: NewEnvelope, recipients: NewStoredRecipient[], fields: NewStoredField[]): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[]; fields: StoredFieldRow[] }> {
+      const fresh = FRESH_RECIPIENT;
+      const result = await tx.execute(sql`
+        WITH e AS (
+          INSERT INTO envelopes (id, customer_id, mode, engine_envelope_id, engine_numeric_id, status, title, meta, test_send, document_sha256, page_count, detected_from_placeholders, charged_micros, expires_at, storage_expiry_days, storage_expires_at)
+          VALUES (${env.id}, ${env.customerId}, ${env.mode}, ${env.engineEnvelopeId}, ${env.engineNumericId}, ${env.status}, ${env.title}, ${JSON.stringify(env.meta)}::jsonb, ${env.testSend}, ${env.documentSha256}, ${env.pageCount}, ${env.detectedFromPlaceholders}, ${env.chargedMicros.toString()}::bigint, ${env.expiresAt.toISOString()}::timestamptz, ${env.storageExpiryDays}, ${env.storageExpiresAt.toISOString()}::timestamptz)
+          RETURNING created_at, updated_at
+        ), r AS (
+          INSERT INTO envelope_recipients (envelope_id, position, email, name, role, signing_order, engine_recipient_id, verification_required, signing_status, read_status, send_status, status)
+          SELECT ${env.id}, x.position, x.email, x.name, x.role, x.signing_order, x.engine_recipient_id, x.verification_required, ${fresh.signingStatus}, ${fresh.readStatus}, ${fresh.sendStatus}, ${fresh.status}
+          FROM jsonb_to_recordset(${JSON.stringify(recipients.map(recipientJson))}::jsonb)
+            AS x(position int, email text, name text, role text, signing_order int, engine_recipient_id text, verification_required boolean)
+          RETURNING id, position
+        ), f AS (
+          INSERT INTO envelope_fields (envelope_id, engine_field_id, recipient_email, type, page, x, y, width, height)
+          SELECT ${env.id}, x.engine_field_id, x.recipient_email, x.type, x.page, x.x, x.y, x.width, x.height
+          FROM jsonb_to_recordset(${JSON.stringify(fields.map(fieldJson))}::jsonb)
+            AS x(engine_field_id bigint, recipient_email text, type text, page int, x float8, y float8, width float8, height float8, n int)
+          ORDER BY x.n
+          RETURNING id
+        )
+        SELECT (SELECT json_build_array(created_at, updated_at) FROM e) AS at,
+               (SELECT coalesce(json_agg(json_build_array(position, id)), '[]') FROM r) AS recipients,
+               (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM f) AS fields`);
+      const [row] = rowsOf<{ at: [string, string]; recipients: [number, number][]; fields: number[] }>(result);
+      const recipientIds = new Map(row.recipients);
+      return {
+        envelope: { ...env, purgedAt: null, createdAt: new Date(row.at[0]), updatedAt: new Date(row.at[1]), completedAt: null },
+        recipients: recipients.map((r) => ({ ...r, ...fresh, id: recipientIds.get(r.position)!, envelopeId: env.id })),
+        fields: fields.map((f, i) => ({ ...f, id: row.fields[i], envelopeId: env.id })),
+      };
     },
 
     /** Scoped by owner inside the query; `lock` serializes every state change of one envelope. */
@@ -23,6 +78,13 @@ export function createEnvelopesRepo() {
       const q = tx.select().from(envelopes).where(owned(id, owner));
       const [row] = lock ? await q.for('update') : await q;
       return row;
+    },
+
+    /** The envelope (scoped by owner inside the query) with its stored recipients by position, in one statement; never locks. */
+    async findWithRecipients(db: DbOrTx, id: string, owner: Owner): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[] } | undefined> {
+      const rows = await withRecipientsStmt(db).execute({ id, customerId: owner.customerId, mode: owner.mode });
+      if (rows.length === 0) return undefined;
+      return { envelope: rows[0].envelope, recipients: rows.flatMap((r) => (r.recipient ? [r.recipient] : [])) };
     },
 
     async findByEngineId(tx: DbOrTx, engineEnvelopeId: string, lock = false): Promise<EnvelopeRow | undefined> {
@@ -50,20 +112,32 @@ export function createEnvelopesRepo() {
       return { rows, total };
     },
 
-    /** One statement; the rows as written, by position. */
-    async insertRecipients(tx: DbOrTx, rows: (typeof envelopeRecipients.$inferInsert)[]): Promise<StoredRecipientRow[]> {
-      if (rows.length === 0) return [];
-      const inserted = await tx.insert(envelopeRecipients).values(rows).returning();
-      return inserted.sort((a, b) => a.position - b.position);
-    },
-
     async recipients(tx: DbOrTx, envelopeIds: string[]): Promise<StoredRecipientRow[]> {
       if (envelopeIds.length === 0) return [];
       return tx.select().from(envelopeRecipients).where(inArray(envelopeRecipients.envelopeId, envelopeIds)).orderBy(asc(envelopeRecipients.position));
     },
 
-    async updateRecipient(tx: DbOrTx, id: number, set: Partial<typeof envelopeRecipients.$inferInsert>): Promise<void> {
-      await tx.update(envelopeRecipients).set(set).where(eq(envelopeRecipients.id, id));
+    /** Several recipients' whole state at once (a sync's corrections), in one statement. */
+    async updateRecipientStates(tx: DbOrTx, updates: { id: number; set: RecipientState }[]): Promise<void> {
+      if (updates.length === 0) return;
+      const rows = updates.map(({ id, set }) => ({
+        id,
+        signing_status: set.signingStatus,
+        read_status: set.readStatus,
+        send_status: set.sendStatus,
+        status: set.status,
+        signed_at: set.signedAt?.toISOString() ?? null,
+        viewed_at: set.viewedAt?.toISOString() ?? null,
+        rejected_at: set.rejectedAt?.toISOString() ?? null,
+        rejection_reason: set.rejectionReason,
+      }));
+      await tx.execute(sql`
+        UPDATE envelope_recipients r SET
+          signing_status = x.signing_status, read_status = x.read_status, send_status = x.send_status, status = x.status,
+          signed_at = x.signed_at, viewed_at = x.viewed_at, rejected_at = x.rejected_at, rejection_reason = x.rejection_reason
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          AS x(id bigint, signing_status text, read_status text, send_status text, status text, signed_at timestamptz, viewed_at timestamptz, rejected_at timestamptz, rejection_reason text)
+        WHERE r.id = x.id`);
     },
 
     async insertFields(tx: DbOrTx, rows: (typeof envelopeFields.$inferInsert)[]): Promise<StoredFieldRow[]> {
@@ -80,9 +154,11 @@ export function createEnvelopesRepo() {
       await tx.delete(envelopeFields).where(and(eq(envelopeFields.envelopeId, envelopeId), eq(envelopeFields.engineFieldId, engineFieldId)));
     },
 
-    async insertEvent(tx: DbOrTx, e: { envelopeId: string; eventType: string; recipientEmail?: string | null }): Promise<EventRow> {
-      const [row] = await tx.insert(envelopeEvents).values(e).returning();
-      return row;
+    /** In the order given (one statement; ids ascend with it). */
+    async insertEvents(tx: DbOrTx, events: { envelopeId: string; eventType: string; recipientEmail: string | null }[]): Promise<EventRow[]> {
+      if (events.length === 0) return [];
+      const rows = await tx.insert(envelopeEvents).values(events).returning();
+      return rows.sort((a, b) => a.id - b.id);
     },
 
     async events(tx: DbOrTx, envelopeId: string): Promise<EventRow[]> {
@@ -114,3 +190,6 @@ export function createEnvelopesRepo() {
 }
 
 export type EnvelopesRepo = ReturnType<typeof createEnvelopesRepo>;
+
+const recipientJson = (r: NewStoredRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, engine_recipient_id: r.engineRecipientId, verification_required: r.verificationRequired });
+const fieldJson = (f: NewStoredField, n: number) => ({ n, engine_field_id: f.engineFieldId, recipient_email: f.recipientEmail, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height });

@@ -148,7 +148,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         params: ZEnvelopeIdParam,
         response: { 200: ZLiveStatus, ...errorResponses(CUSTOMER_ERRORS, ['ENVELOPE_NOT_FOUND'], ENGINE_ERRORS) },
       },
-      handler: async (request) => deps.db.transaction((tx) => envelopes.liveStatus(tx, requestContext(request), request.params.id)),
+      handler: async (request) => envelopes.liveStatus(deps.db, requestContext(request), request.params.id),
     });
 
     r.delete('/v1/envelopes/:id', {

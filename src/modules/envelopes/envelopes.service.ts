@@ -168,28 +168,27 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const quote = draft ? undefined : deps.billing.quote(billed);
 
       const created = await engine.createDocument(tx, plan.staged);
-      const envelope = await repo.insert(tx, {
-        id: plan.envelopeId,
-        customerId: ctx.actor.customerId,
-        mode: ctx.actor.mode,
-        engineEnvelopeId: created.engineEnvelopeId,
-        engineNumericId: created.engineNumericId,
-        status: draft ? 'DRAFT' : 'PENDING',
-        title: payload.title ?? null,
-        meta: payload.meta ?? {},
-        testSend,
-        documentSha256: document.sha256,
-        pageCount: document.info.pageCount,
-        detectedFromPlaceholders: fromMarkers,
-        chargedMicros: quote?.amountMicros ?? 0n,
-        expiresAt,
-        storageExpiryDays,
-        storageExpiresAt: new Date(now.getTime() + storageExpiryDays * DAY),
-      });
-      const recipients = await repo.insertRecipients(
+      const { envelope, recipients, fields: storedFields } = await repo.insertTree(
         tx,
+        {
+          id: plan.envelopeId,
+          customerId: ctx.actor.customerId,
+          mode: ctx.actor.mode,
+          engineEnvelopeId: created.engineEnvelopeId,
+          engineNumericId: created.engineNumericId,
+          status: draft ? 'DRAFT' : 'PENDING',
+          title: payload.title ?? null,
+          meta: payload.meta ?? {},
+          testSend,
+          documentSha256: document.sha256,
+          pageCount: document.info.pageCount,
+          detectedFromPlaceholders: fromMarkers,
+          chargedMicros: quote?.amountMicros ?? 0n,
+          expiresAt,
+          storageExpiryDays,
+          storageExpiresAt: new Date(now.getTime() + storageExpiryDays * DAY),
+        },
         payload.recipients.map((r, i) => ({
-          envelopeId: envelope.id,
           position: i + 1,
           email: r.email,
           name: r.name,
@@ -198,10 +197,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           engineRecipientId: created.recipients[i].engineRecipientId,
           verificationRequired: r.verificationRequired ?? false,
         })),
-      );
-      const storedFields = await repo.insertFields(
-        tx,
-        created.fields.map((cf, i) => ({ envelopeId: envelope.id, engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
+        created.fields.map((cf, i) => ({ engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
       );
       await deps.audit.customer(tx, ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: envelope.id });
       if (!draft) {
@@ -233,13 +229,14 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return { rows: await toDto(db, rows, false), total };
     },
 
-    /** Live status: reads the engine and corrects the stored copy where they differ. */
-    async liveStatus(tx: Tx, ctx: RequestContext, id: string) {
+    /** Live status: reads the engine and corrects the stored copy where they differ; no transaction while they agree. */
+    async liveStatus(db: DbOrTx, ctx: RequestContext, id: string) {
       const owner = ownerOf(ctx);
+      const copy = UUID.test(id) ? await repo.findWithRecipients(db, id, owner) : undefined;
+      if (!copy) throw new AppError('ENVELOPE_NOT_FOUND', 'No such envelope');
       // Pollers of one envelope do not queue on its lock: it is taken only to correct a stale copy.
-      const { envelope, recipients } = await sync.readInStep(tx, await requireEnvelope(tx, id, owner), () => requireEnvelope(tx, id, owner, true));
-      const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
-      const dto = dtoOf(envelope, { recipients, fields: [], links, gates: await sync.gatesOf(tx, recipients) });
+      const { envelope, recipients, links, gates } = await sync.readInStep(db, copy, (tx) => requireEnvelope(tx, id, owner, true));
+      const dto = dtoOf(envelope, { recipients, fields: [], links, gates });
       return { envelopeId: dto.envelopeId, title: dto.title, status: dto.status, createdAt: dto.createdAt, completedAt: dto.completedAt, recipients: dto.recipients };
     },
 

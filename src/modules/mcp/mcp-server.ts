@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RequestContext } from '../../context.js';
@@ -156,12 +157,16 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
     }
   }
 
+  // The SDK builds an Ajv instance per server unless given one; a server is made per request, so one
+  // validator (and its compiled schemas) serves them all.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
   return {
     tool: (name: string): ToolDefinition | undefined => registered.get(name)?.tool,
 
     /** A fresh server for one request (stateless: nothing is shared between requests but the tool table). */
     server(call: McpCall): McpServer {
-      const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+      const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
       for (const r of registered.values()) {
         server.registerTool(
           r.tool.name,

@@ -40,6 +40,37 @@ export async function copyFileAtomic(file: string, source: string): Promise<void
   });
 }
 
+/**
+ * Moves `source`, a file its caller gives up (an upload), to `file` with writeFileAtomic's guarantees
+ * and without copying a byte: fsync the file, rename it over the target (atomic: readers see the old
+ * or the whole new file), fsync the directory to persist the rename. A rename cannot cross file
+ * systems (EXDEV: blobs on another mount than DATA_DIR/tmp): the file is then copied as
+ * copyFileAtomic does, and left where it was for its owner to remove. On failure the file is where it was.
+ */
+export async function moveFileAtomic(file: string, source: string): Promise<void> {
+  const handle = await open(source, 'r');
+  try {
+    // Blobs are ours alone whatever the file was; and a stored blob's age (what the sweep of
+    // unreferenced blobs reads) counts from now, as a copy's would, not from the upload's last write.
+    await handle.chmod(0o600);
+    const now = new Date();
+    await handle.utimes(now, now);
+    // Before the rename: a crash must never leave the name pointing at data that is not on disk yet.
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  try {
+    await rename(source, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return copyFileAtomic(file, source);
+    throw err;
+  }
+  await syncDirectory(dir);
+}
+
 async function replaceAtomic(file: string, fill: (temp: string) => Promise<void>): Promise<void> {
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true });
@@ -51,10 +82,14 @@ async function replaceAtomic(file: string, fill: (temp: string) => Promise<void>
     await rm(temp, { force: true });
     throw err;
   }
-  const dirHandle = await open(dir, 'r');
+  await syncDirectory(dir);
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
   try {
-    await dirHandle.sync();
+    await handle.sync();
   } finally {
-    await dirHandle.close();
+    await handle.close();
   }
 }

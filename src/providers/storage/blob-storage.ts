@@ -8,8 +8,14 @@ import type { Readable } from 'node:stream';
 export interface BlobStorage {
   /** Stores the bytes under the key, replacing any previous value; readers see the old or the new bytes, never a mix. */
   put(key: string, bytes: Uint8Array): Promise<void>;
-  /** Stores a copy of the file at `file` under the key, as put does, without reading it into memory (a streamed upload). */
-  putFile(key: string, file: string): Promise<void>;
+  /**
+   * Stores the file at `file` under the key, as put does, without reading it into memory (a streamed
+   * upload). By default a copy is stored and the file left as it was. With `move`, the caller gives the
+   * file up: a store may move it into place instead of copying it (the local store renames it), so it
+   * may be gone afterwards, or still there (a store that copies or streams it); either way its owner
+   * still removes what is left (a missing file is no error there). On failure the file is where it was.
+   */
+  putFile(key: string, file: string, opts?: PutFileOptions): Promise<void>;
   /** The bytes under the key, or undefined when there are none. */
   get(key: string): Promise<Uint8Array | undefined>;
   /** The bytes as a stream (for large downloads), or undefined when there are none. */
@@ -26,12 +32,14 @@ export interface BlobStorage {
 
 export type StoredBlob = { key: string; modifiedAt: Date };
 
-/** Bytes to store: in memory, or in a file (an upload streamed to disk, which stays where it is). */
+export type PutFileOptions = { move?: boolean };
+
+/** Bytes to store: in memory, or in a file (an upload streamed to disk). */
 export type BlobContent = { bytes: Uint8Array } | { file: string };
 
-/** Stores `content` under the key with put or putFile, whichever its shape needs. */
-export function putContent(storage: Pick<BlobStorage, 'put' | 'putFile'>, key: string, content: BlobContent): Promise<void> {
-  return 'file' in content ? storage.putFile(key, content.file) : storage.put(key, content.bytes);
+/** Stores `content` under the key with put or putFile, whichever its shape needs; `opts` is putFile's. */
+export function putContent(storage: Pick<BlobStorage, 'put' | 'putFile'>, key: string, content: BlobContent, opts?: PutFileOptions): Promise<void> {
+  return 'file' in content ? storage.putFile(key, content.file, opts) : storage.put(key, content.bytes);
 }
 
 export class InvalidBlobKeyError extends Error {

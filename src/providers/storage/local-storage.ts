@@ -1,7 +1,7 @@
 import { lstat, open, opendir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { copyFileAtomic, writeFileAtomic } from './atomic-write.js';
+import { copyFileAtomic, moveFileAtomic, writeFileAtomic } from './atomic-write.js';
 import { assertBlobKey, type BlobStorage, type StoredBlob } from './blob-storage.js';
 
 /** Missing file, or a "file" that is really a directory (key `a` when `a/b` exists): no blob either way. */
@@ -23,8 +23,10 @@ export function createLocalStorage(root: string): BlobStorage {
       await writeFileAtomic(fileOf(key), bytes);
     },
 
-    async putFile(key, file) {
-      await copyFileAtomic(fileOf(key), file);
+    async putFile(key, file, opts) {
+      // A file given up is renamed into place: no byte is read or written again.
+      if (opts?.move) await moveFileAtomic(fileOf(key), file);
+      else await copyFileAtomic(fileOf(key), file);
     },
 
     async get(key) {

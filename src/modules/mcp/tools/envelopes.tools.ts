@@ -194,7 +194,7 @@ Errors: ENVELOPE_NOT_FOUND, CANNOT_DELETE_COMPLETED, IDEMPOTENCY_KEY_REUSED.`,
       input: { envelopeId: ZEnvelopeIdArg },
       output: ZLiveStatus.shape,
       mutates: false,
-      run: (tc, args) => tc.db.transaction((tx) => envelopes.liveStatus(tx, tc.ctx, args.envelopeId)),
+      run: (tc, args) => envelopes.liveStatus(tc.db, tc.ctx, args.envelopeId),
       text: renderEnvelope,
     }),
 
