@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
+import { preparedPer } from '../db/prepared.js';
 import { idempotencyKeys } from '../db/schema/index.js';
 
 export type IdempotencyScope = { customerId: string; mode: 'live' | 'test'; key: string };
@@ -12,14 +13,29 @@ const scopeWhere = (s: IdempotencyScope) =>
 const msFromNow = (ms: number) => sql`now() + (${ms}::int * interval '1 millisecond')`;
 
 export function createIdempotencyRepo() {
+  // Every billable call reserves its key first, on the pool: prepared once, as the hot reads are.
+  const tryInsertStmt = preparedPer((tx) =>
+    tx
+      .insert(idempotencyKeys)
+      .values({
+        customerId: sql.placeholder('customerId'),
+        mode: sql.placeholder('mode'),
+        key: sql.placeholder('key'),
+        fingerprint: sql.placeholder('fingerprint'),
+        state: 'in_progress',
+        leaseToken: sql.placeholder('leaseToken'),
+        leaseExpiresAt: sql`now() + (${sql.placeholder('leaseMs')}::int * interval '1 millisecond')`,
+        expiresAt: sql`now() + (${sql.placeholder('ttlMs')}::int * interval '1 millisecond')`,
+      })
+      .onConflictDoNothing()
+      .returning({ leaseToken: idempotencyKeys.leaseToken })
+      .prepare('idempotency_try_insert'),
+  );
+
   return {
     /** Inserts a fresh reservation; undefined when a row for the key already exists. */
     async tryInsert(tx: DbOrTx, s: IdempotencyScope, fingerprint: string, leaseToken: string, leaseMs: number, ttlMs: number) {
-      const [row] = await tx
-        .insert(idempotencyKeys)
-        .values({ ...s, fingerprint, state: 'in_progress', leaseToken, leaseExpiresAt: msFromNow(leaseMs), expiresAt: msFromNow(ttlMs) })
-        .onConflictDoNothing()
-        .returning({ leaseToken: idempotencyKeys.leaseToken });
+      const [row] = await tryInsertStmt(tx).execute({ ...s, fingerprint, leaseToken, leaseMs, ttlMs });
       return row;
     },
 

@@ -171,6 +171,19 @@ export function createLocalEngineRepo() {
       await tx.update(engineDocuments).set({ ...set, updatedAt: sql`now()` }).where(eq(engineDocuments.id, id));
     },
 
+    /** The document SENT (with the send's meta and mode when given) and its SENT event, in one statement. */
+    async markSent(tx: DbOrTx, id: string, set: { meta?: DocumentRow['meta']; testSend?: boolean }): Promise<void> {
+      await tx.execute(sql`
+        WITH sent AS (
+          UPDATE engine_documents
+          SET status = 'SENT', meta = coalesce(${set.meta === undefined ? null : JSON.stringify(set.meta)}::jsonb, meta),
+              test_send = coalesce(${set.testSend ?? null}::boolean, test_send), updated_at = now()
+          WHERE id = ${id}
+          RETURNING id
+        )
+        INSERT INTO engine_events (document_id, event) SELECT id, 'SENT' FROM sent`);
+    },
+
     async updateRecipient(tx: DbOrTx, id: number, set: Partial<typeof engineRecipients.$inferInsert>): Promise<void> {
       await tx.update(engineRecipients).set(set).where(eq(engineRecipients.id, id));
     },

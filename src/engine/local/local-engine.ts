@@ -72,8 +72,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
   /** PENDING or DRAFT → SENT: the document is out, whoever's turn it is may act. Invitations are the caller's. */
   async function markSent(tx: Tx, documentId: string, set: { meta?: EngineMeta; testSend?: boolean } = {}) {
-    await repo.updateDocument(tx, documentId, { ...set, status: 'SENT' });
-    await repo.insertEvent(tx, { documentId, event: 'SENT' });
+    await repo.markSent(tx, documentId, set);
   }
 
   /** Invites everyone whose turn it is and who was not invited yet; VIEWERs are invited on distribution. */

@@ -1,11 +1,21 @@
 import { and, count, desc, eq, lt, sql } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
+import { preparedPer } from '../../db/prepared.js';
 import { customers, ledgerEntries } from '../../db/schema/index.js';
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
 export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'createdAt'>;
 
 export function createBillingRepo() {
+  // Read before every billable call (the affordability check): prepared once.
+  const standingStmt = preparedPer((tx) =>
+    tx
+      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit })
+      .from(customers)
+      .where(eq(customers.id, sql.placeholder('id')))
+      .prepare('billing_standing'),
+  );
+
   return {
     /**
      * A debit and its ledger row in one statement, both or neither: succeeds only when the balance
@@ -46,10 +56,7 @@ export function createBillingRepo() {
 
     /** The balance and the sandbox allowance, read without a lock (a pre-check; the debit decides). */
     async standing(tx: DbOrTx, customerId: string): Promise<{ balance: bigint; sandboxLeft: number } | undefined> {
-      const [row] = await tx
-        .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit })
-        .from(customers)
-        .where(eq(customers.id, customerId));
+      const [row] = await standingStmt(tx).execute({ id: customerId });
       return row && { balance: row.balance, sandboxLeft: row.limit - row.used };
     },
 

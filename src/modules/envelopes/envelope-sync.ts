@@ -175,13 +175,17 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
    * reads use it to correct a missed update. The envelope row must be locked by the caller.
    */
   async function syncFromEngine(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<EnvelopeRow> {
-    return (await reconcile(tx, envelope, live)).envelope;
+    return (await reconcile(tx, envelope, { live })).envelope;
   }
 
-  /** syncFromEngine, answering also the stored recipients as they now stand and the engine's status it read. */
-  async function reconcile(tx: Tx, envelope: EnvelopeRow, live?: EngineStatus): Promise<InStep> {
-    const status = live ?? (await engine.status(tx, envelope.engineEnvelopeId));
-    const stored = await repo.recipients(tx, [envelope.id]);
+  /**
+   * syncFromEngine, answering also the stored recipients as they now stand and the engine's status it
+   * read. `known`: what the caller already read under the lock (the engine's status, the stored
+   * recipients), so it is not read again.
+   */
+  async function reconcile(tx: Tx, envelope: EnvelopeRow, known: { live?: EngineStatus; stored?: StoredRecipientRow[] } = {}): Promise<InStep> {
+    const status = known.live ?? (await engine.status(tx, envelope.engineEnvelopeId));
+    const stored = known.stored ?? (await repo.recipients(tx, [envelope.id]));
     const { events, updates } = diff(envelope, status, stored);
     await repo.updateRecipientStates(tx, updates);
     const updated = new Map(updates.map((u) => [u.id, u.set]));
@@ -261,7 +265,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     return { ...read, links: await linksOf(db, read.status, read.recipients), gates: await gatesOf(db, read.recipients) };
   }
 
-  return { toDto, dtoOf, gatesOf, fieldDto, syncFromEngine, lockAndSync, readInStep };
+  return { toDto, dtoOf, gatesOf, fieldDto, linksOf, syncFromEngine, reconcile, lockAndSync, readInStep };
 }
 
 export type EnvelopeSync = ReturnType<typeof createEnvelopeSync>;

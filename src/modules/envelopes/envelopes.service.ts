@@ -49,7 +49,7 @@ export type PlanSource = { parts: UploadPart[] } | { prepared: () => Promise<{ d
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
-  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'toDto' | 'dtoOf' | 'gatesOf' | 'fieldDto' | 'readInStep'>;
+  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'reconcile' | 'linksOf' | 'toDto' | 'dtoOf' | 'gatesOf' | 'fieldDto' | 'readInStep'>;
   billing: Pick<BillingService, 'charge' | 'assertAffordable' | 'quote'>;
   /** Creates and charges (USD 0.50) a gated recipient's verification in the caller's transaction. */
   verifications: Pick<VerificationsService, 'createForRecipient'>;
@@ -261,11 +261,12 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const testSend = quote.sandbox;
       await repo.update(tx, envelope.id, { chargedMicros: quote.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
       await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
-      const after = await syncFromEngine(tx, { ...envelope, chargedMicros: quote.amountMicros });
+      // The stored recipients read above are current: the engine's send changed only its own rows, under the lock.
+      const after = await sync.reconcile(tx, { ...envelope, chargedMicros: quote.amountMicros }, { stored: recipients });
       await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
-      const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
+      const links = await sync.linksOf(tx, after.status, recipients);
       if (!gated) await charge();
-      return { envelopeId: envelope.id, status: after.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
+      return { envelopeId: envelope.id, status: after.envelope.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
     },
 
     async resend(tx: Tx, ctx: RequestContext, id: string) {
