@@ -10,27 +10,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Logger } from 'drizzle-orm/logger';
-import * as schema from '../src/db/schema/index.js';
-import type { Database, Db } from '../src/db/client.js';
 import { createLocalStorage } from '../src/providers/storage/index.js';
 import { envelopeBody, makePdf, multipart, newKey, postMultipart, samplePdf } from './fixtures/envelopes.js';
-import { bearer, createTestApp, openTestDatabase, type TestApp } from './harness.js';
+import { loggedDatabase } from './fixtures/logged-database.js';
+import { bearer, createTestApp, type TestApp } from './harness.js';
 
 type Entry = { kind: 'sql' | 'put'; text: string };
 const log: Entry[] = [];
 let recording = false;
 const logger: Logger = { logQuery: (query) => void (recording && log.push({ kind: 'sql', text: query.trim().toLowerCase() })) };
 
-/** The same database, through a drizzle instance that reports every statement it sends. */
-async function loggedDatabase(dataDir: string): Promise<Database> {
-  const base = await openTestDatabase(dataDir);
-  const client = (base.db as unknown as { $client: unknown }).$client;
-  const db =
-    base.kind === 'pglite'
-      ? (await import('drizzle-orm/pglite')).drizzle(client as never, { schema, logger })
-      : (await import('drizzle-orm/node-postgres')).drizzle(client as never, { schema, logger });
-  return { ...base, db: db as unknown as Db, migrate: base.migrate, close: base.close };
-}
 
 let t: TestApp;
 let dataDir: string;
@@ -49,7 +38,7 @@ before(async () => {
       await blobs.putFile(key, file);
     },
   };
-  t = await createTestApp({ creditCents: 10_000, overrides: { database: await loggedDatabase(dataDir), storage } });
+  t = await createTestApp({ creditCents: 10_000, overrides: { database: await loggedDatabase(dataDir, logger), storage } });
 });
 after(async () => {
   await t.close();

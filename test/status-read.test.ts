@@ -14,10 +14,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
-import * as schema from '../src/db/schema/index.js';
-import { rowsOf, type Database, type Db } from '../src/db/client.js';
+import { rowsOf } from '../src/db/client.js';
 import { createEnvelope, drain, envelopeBody, execSql, newKey, person, postMultipart, samplePdf } from './fixtures/envelopes.js';
-import { bearer, createTestApp, openTestDatabase, type TestApp } from './harness.js';
+import { loggedDatabase } from './fixtures/logged-database.js';
+import { bearer, createTestApp, type TestApp } from './harness.js';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 
@@ -25,22 +25,12 @@ const log: string[] = [];
 let recording = false;
 const logger: Logger = { logQuery: (query) => void (recording && log.push(query.trim().toLowerCase().replace(/\s+/g, ' '))) };
 
-/** The same database, through a drizzle instance that reports every statement it sends. */
-async function loggedDatabase(dataDir: string): Promise<Database> {
-  const base = await openTestDatabase(dataDir);
-  const client = (base.db as unknown as { $client: unknown }).$client;
-  const db =
-    base.kind === 'pglite'
-      ? (await import('drizzle-orm/pglite')).drizzle(client as never, { schema, logger })
-      : (await import('drizzle-orm/node-postgres')).drizzle(client as never, { schema, logger });
-  return { ...base, db: db as unknown as Db, migrate: base.migrate, close: base.close };
-}
 
 let t: TestApp;
 let dataDir: string;
 before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'signet-status-read-'));
-  t = await createTestApp({ creditCents: 1_000, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }, overrides: { database: await loggedDatabase(dataDir) } });
+  t = await createTestApp({ creditCents: 1_000, env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }, overrides: { database: await loggedDatabase(dataDir, logger) } });
 });
 after(async () => {
   await t.close();
