@@ -7,8 +7,13 @@ import type { Container } from './container.js';
 import { registerAuth } from './http/auth.js';
 import { RequestLog } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { registerDrain } from './http/drain.js';
+import { registerRequestMetrics } from './http/metrics.js';
+import { runWithRequestId } from './jobs/request-scope.js';
 import { serializerCompiler } from './http/serializer.js';
 import { createAuthFailureCounter } from './http/auth-failures.js';
+import { redisRateLimitStore } from './http/rate-limit-store.js';
+import { closeRedis, openRedis } from './providers/redis/redis.js';
 import { apiKeyResolver } from './modules/account/api-key-resolver.js';
 import { walletJwtResolver } from './modules/auth/wallet-jwt-resolver.js';
 import { withPaymentOffer, x402Resolver } from './modules/x402/x402-resolver.js';
@@ -30,7 +35,7 @@ import { productPagesSection } from './modules/dashboard/products.routes.js';
 import { webhookPagesSection } from './modules/dashboard/webhooks.routes.js';
 import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
 import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
-import { discoveryRoutes } from './modules/discovery/discovery.routes.js';
+import { discoveryRoutes, type EngineHealth } from './modules/discovery/discovery.routes.js';
 import { createMcpEndpoint } from './modules/mcp/mcp-server.js';
 import { mcpTools } from './modules/mcp/mcp-tools.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
@@ -39,10 +44,12 @@ import { envelopesRoutes } from './modules/envelopes/envelopes.routes.js';
 import { opsEnvelopeRoutes } from './modules/ops/ops-envelopes.routes.js';
 import { opsWebhookRoutes } from './modules/ops/ops-webhooks.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
+import { metricsRoutes } from './modules/ops/metrics.routes.js';
 import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
 import { stripeWebhookRoutes } from './modules/stripe/stripe-webhook.routes.js';
+import { documensoWebhookRoutes } from './modules/envelopes/documenso-webhook.routes.js';
 import { verificationsRoutes } from './modules/verifications/verifications.routes.js';
 import { verifyPageRoutes } from './modules/verifications/verify.page-routes.js';
 import { documentsRoutes } from './modules/documents/documents.routes.js';
@@ -105,6 +112,10 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
+  // After the body is parsed, around the handler: a job enqueued for the request carries its id (jobs/request-scope.ts).
+  app.addHook('preHandler', (request, _reply, done) => runWithRequestId(request.id, done));
+  registerRequestMetrics(app, c.metrics.observeRequest);
+  const drain = registerDrain(app);
 
   app.setErrorHandler(async (err, request, reply) => {
     let appErr = toAppError(err);
@@ -134,6 +145,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   });
 
   registerSecurityHeaders(app);
+  // REDIS_URL: the rate-limit and auth-failure counters are shared by every node; unset, each process counts alone.
+  const redis = config.redisUrl ? await openRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: c.logger.child({ component: 'redis' }) }) : undefined;
+  if (redis) app.addHook('onClose', () => closeRedis(redis));
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
       sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
@@ -142,13 +156,14 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     ],
     opsToken: config.opsToken,
     s2sKey: config.s2sKey,
-    failures: createAuthFailureCounter({ max: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
+    failures: createAuthFailureCounter({ max: config.authFailureLimit, windowMs: config.authFailureWindowMs, redis }),
   });
   await app.register(fastifyRateLimit, {
     global: true,
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindowMs,
     enableDraftSpec: true,
+    ...(redis && { store: redisRateLimitStore(redis) }),
     // Runs after authentication, so the budget is per customer (per IP for unauthenticated routes).
     keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
@@ -169,7 +184,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     account: c.services.account,
   });
   const mcp = { enabled: config.mcpEnabled, tools, x402: config.x402 && { network: config.x402.network, minPriceMicros: config.x402.minPriceMicros } };
-  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), routeTable, mcp }));
+  const engine = () => ({ name: c.engine.name, ...(c.engine.circuit() ? { circuit: c.engine.circuit() } : {}) }) as EngineHealth;
+  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), storage: () => c.storage.check?.() ?? Promise.resolve(), ready: drain.ready, routeTable, mcp, engine }));
   await app.register(
     mcpRoutes({
       enabled: config.mcpEnabled,
@@ -215,10 +231,12 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     }),
   );
   await app.register(stripeWebhookRoutes({ stripeEvents: c.stripeEvents }));
+  if (c.engine.webhookSecret) await app.register(documensoWebhookRoutes({ db: c.db, secret: c.engine.webhookSecret, lockAndSync: c.engine.lockAndSync, byNumericId: c.engine.byNumericId }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, refunds: c.refunds, commitMutation: c.commitMutation }));
   await app.register(opsWebhookRoutes({ db: c.db, webhooks: c.webhooks }));
+  await app.register(metricsRoutes({ metrics: c.metrics, public: config.metricsPublic }));
   await app.register(opsRoutes({ db: c.db, ops: c.services.ops, commitMutation: c.commitMutation, apiKeyCache: c.apiKeyCache }));
 
   return app;

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
+import { s3Config, type S3Config } from './config-storage.js';
 
 /** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
 export function parseDurations(text: string): number[] {
@@ -67,6 +69,8 @@ const ZEnv = z.object({
   VERIFY_DOCUMENT_RATE_LIMIT: int(1).default(30),
   AUTH_FAILURE_LIMIT: int(0).default(30),
   AUTH_FAILURE_WINDOW_MS: int(100).default(60_000),
+  REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')),
+  REDIS_KEY_PREFIX: optional(z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1 to 64 letters, digits, : . _ or -')).default('signet:'),
   SANDBOX_LIMIT: int(0).default(100),
   IDEMPOTENCY_TTL_HOURS: int(1, 24 * 30).default(24),
   IDEMPOTENCY_LEASE_MS: int(100, 3_600_000).default(60_000),
@@ -82,6 +86,8 @@ const ZEnv = z.object({
   TRUST_PROXY: bool.default(false),
   PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
   MCP_ENABLED: bool.default(true),
+  METRICS_PUBLIC: bool.default(false),
+  SHUTDOWN_DRAIN_MS: int(0, 600_000).default(5_000),
   X402_FACILITATOR_URL: optional(url),
   X402_NETWORK: optional(z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'must be a CAIP-2 network id like eip155:84532')),
   X402_ASSET: optional(z.string().regex(EVM_ADDRESS, 'must be 0x followed by 40 hex digits')),
@@ -98,6 +104,18 @@ const ZEnv = z.object({
   OIDC_CLIENT_ID: optional(z.string().min(1).max(500)),
   OIDC_CLIENT_SECRET: optional(z.string().min(1).max(2000)),
   OIDC_PROVIDER_NAME: optional(z.string().min(1).max(60)),
+  SIGNING_ENGINE: optional(z.enum(['local', 'documenso'])).default('local'),
+  DOCUMENSO_URL: optional(url),
+  DOCUMENSO_API_KEY: optional(z.string().min(1).max(500)),
+  DOCUMENSO_WEBHOOK_SECRET: optional(z.string().min(16, 'must be at least 16 characters').max(500)),
+  DOCUMENSO_WEBAPP_URL: optional(url),
+  STORAGE_DRIVER: optional(z.enum(['local', 'postgres', 's3'])).default('local'),
+  S3_ENDPOINT: optional(url),
+  S3_BUCKET: optional(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$/, 'must be a bucket name: 3 to 63 letters, digits, . _ or -')),
+  S3_REGION: optional(z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name like us-east-1')),
+  S3_ACCESS_KEY_ID: optional(z.string().min(1).max(500)),
+  S3_SECRET_ACCESS_KEY: optional(z.string().min(1).max(2000)),
+  S3_FORCE_PATH_STYLE: bool,
 });
 
 export type Config = Readonly<{
@@ -135,6 +153,10 @@ export type Config = Readonly<{
   /** Refused credentials per IP per window before the IP gets 429 on authenticated routes; 0: off. */
   authFailureLimit: number;
   authFailureWindowMs: number;
+  /** Where the rate-limit and auth-failure counters are shared between nodes; unset: each process counts alone. */
+  redisUrl: string | undefined;
+  /** Put before every Redis key, so several deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   sandboxLimit: number;
   idempotencyTtlHours: number;
   idempotencyLeaseMs: number;
@@ -152,12 +174,22 @@ export type Config = Readonly<{
   productId: string;
   /** POST /mcp and /.well-known/mcp.json; off: 503 and 404. */
   mcpEnabled: boolean;
+  /** GET /metrics without the operator token (for a scraper on a private network). */
+  metricsPublic: boolean;
+  /** On SIGTERM, how long /health/ready answers 503 while the node still serves, before it closes. */
+  shutdownDrainMs: number;
   /** x402 pay-per-call; undefined (off) unless the facilitator, network, asset and receiver are all set. */
   x402: X402Config | undefined;
   /** Stripe (Identity now, card top-ups later); undefined (off) without STRIPE_SECRET_KEY. */
   stripe: StripeConfig | undefined;
   /** Dashboard sign-in through OpenID Connect; undefined: emailed sign-in links instead. */
   oidc: OidcConfig | undefined;
+  /** Who collects the signatures: the built-in engine, or Documenso (then `documenso` is set). */
+  signingEngine: 'local' | 'documenso';
+  documenso: DocumensoConfig | undefined;
+  /** Where document bytes live: DATA_DIR/blobs (one node), the database, or an S3 bucket (then `s3` is set). */
+  storageDriver: 'local' | 'postgres' | 's3';
+  s3: S3Config | undefined;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
   generatedSecrets: readonly { name: string; file: string }[];
 }>;
@@ -193,7 +225,26 @@ export type OidcConfig = Readonly<{
   providerName: string;
 }>;
 
-export class ConfigError extends Error {}
+export type DocumensoConfig = Readonly<{
+  /** The v2 API base, e.g. https://app.documenso.com/api/v2. */
+  url: string;
+  apiKey: string;
+  /** What Documenso sends as X-Documenso-Secret to POST /engine/documenso/webhook. */
+  webhookSecret: string;
+  /** Where recipients sign: `<webappUrl>/sign/<token>`; DOCUMENSO_URL's origin and path before /api unless set. */
+  webappUrl: string;
+}>;
+
+export { ConfigError };
+
+function documensoConfig(e: z.infer<typeof ZEnv>): DocumensoConfig | undefined {
+  const given = { DOCUMENSO_URL: e.DOCUMENSO_URL, DOCUMENSO_API_KEY: e.DOCUMENSO_API_KEY, DOCUMENSO_WEBHOOK_SECRET: e.DOCUMENSO_WEBHOOK_SECRET };
+  if (e.SIGNING_ENGINE !== 'documenso') return undefined;
+  const missing = Object.entries(given).filter(([, v]) => v === undefined).map(([k]) => k);
+  if (missing.length) throw new ConfigError(`Invalid configuration: ${missing[0]}: required when SIGNING_ENGINE=documenso (set all of ${Object.keys(given).join(', ')})`);
+  const url = e.DOCUMENSO_URL!;
+  return Object.freeze({ url, apiKey: e.DOCUMENSO_API_KEY!, webhookSecret: e.DOCUMENSO_WEBHOOK_SECRET!, webappUrl: e.DOCUMENSO_WEBAPP_URL ?? url.replace(/\/api(\/v\d+)?$/, '') });
+}
 
 function oidcConfig(e: z.infer<typeof ZEnv>): OidcConfig | undefined {
   const required = { OIDC_ISSUER: e.OIDC_ISSUER, OIDC_CLIENT_ID: e.OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: e.OIDC_CLIENT_SECRET };
@@ -277,6 +328,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Before any secret is generated: a refused configuration leaves DATA_DIR untouched.
   const stripe = stripeConfig(e);
   const oidc = oidcConfig(e);
+  const documenso = documensoConfig(e);
+  const s3 = s3Config(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
   const publicUrl = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
@@ -311,6 +364,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     verifyDocumentRateLimit: e.VERIFY_DOCUMENT_RATE_LIMIT,
     authFailureLimit: e.AUTH_FAILURE_LIMIT,
     authFailureWindowMs: e.AUTH_FAILURE_WINDOW_MS,
+    redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     sandboxLimit: e.SANDBOX_LIMIT,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
@@ -326,9 +381,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     productId: e.PRODUCT_ID,
     mcpEnabled: e.MCP_ENABLED,
+    metricsPublic: e.METRICS_PUBLIC,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
     x402: x402Config(e),
     stripe,
     oidc,
+    signingEngine: e.SIGNING_ENGINE,
+    documenso,
+    storageDriver: e.STORAGE_DRIVER,
+    s3,
     generatedSecrets: Object.freeze(generated),
   });
 }

@@ -7,7 +7,7 @@ import { API_KEYS_CHANNEL, createApiKeyCache } from './modules/account/api-key-c
 import { createIdempotencyRepo } from './http/idempotency.repo.js';
 import { createMutationRunner, idempotencyPurgeTask } from './http/idempotency.js';
 import { createIdempotency } from './http/idempotency-core.js';
-import { createWorker, type JobDefinition } from './jobs/worker.js';
+import { createWorker, type JobDefinition, type PeriodicTask } from './jobs/worker.js';
 import { createAccountRepo } from './modules/account/account.repo.js';
 import { createAccountService } from './modules/account/account.service.js';
 import { createProductsRepo } from './modules/account/products.repo.js';
@@ -35,12 +35,15 @@ import { createAuditService } from './modules/audit/audit.service.js';
 import { createBillingRepo } from './modules/billing/billing.repo.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { createOpsService } from './modules/ops/ops.service.js';
+import { createMetrics } from './modules/ops/metrics.js';
+import { createDocumenso } from './engine/documenso/index.js';
 import { createLocalEngine } from './engine/local/local-engine.js';
 import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
 import { createNotifier } from './engine/local/notifications.js';
 import { createRecipientActions } from './engine/local/recipient-actions.js';
 import { blobSweepJob, blobSweepTask, engineBlobOwner } from './engine/local/blob-sweep.js';
 import { createDocumentViews } from './engine/local/document-views.js';
+import { purgeDocumentJob } from './engine/local/purge-job.js';
 import { sealJob } from './engine/local/seal-job.js';
 import { createSealedDocumentsRepo } from './engine/local/sealed-documents.repo.js';
 import { createTokenDeriver } from './engine/local/tokens.js';
@@ -65,7 +68,7 @@ import { loadSigner } from './providers/certs/signer.js';
 import { sealingKeyOf } from './pdf/seal-signature.js';
 import { createDocumentsService } from './modules/documents/documents.service.js';
 import { createEmailProvider, createOutboxEmail, type EmailProvider } from './providers/email/index.js';
-import { createLocalStorage, type BlobStorage } from './providers/storage/index.js';
+import { createBlobStorage, type BlobStorage } from './providers/storage/index.js';
 import { createStripeEventsRepo } from './modules/stripe/stripe-events.repo.js';
 import { createStripeEventsService, type StripeEventHandler } from './modules/stripe/stripe-events.service.js';
 import { sendCodeJob, verificationPeriodicTasks } from './modules/verifications/verifications.jobs.js';
@@ -89,11 +92,13 @@ export type ContainerOverrides = {
   database?: Database;
   logger?: Logger;
   jobs?: JobDefinition[];
+  /** Extra periodic tasks (tests watch how often the cluster runs one). */
+  periodic?: PeriodicTask[];
   email?: EmailProvider;
   storage?: BlobStorage;
   /** DNS for webhook URLs (tests inject answers; the default asks the system resolver). */
   webhookResolver?: Resolver;
-  /** The clock of wallet sign-in, wallet JWTs and verifications (tests move it to expire nonces, tokens and codes). */
+  /** The clock of wallet sign-in, wallet JWTs, verifications and the Documenso orphan sweep (tests move it to expire nonces, tokens and codes, and to age drafts). */
   clock?: () => Date;
 };
 
@@ -104,6 +109,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb }));
   const { db } = database;
   const clock = overrides.clock ?? (() => new Date());
+  const metrics = createMetrics({ database }); // GET /metrics: this container's own registry
 
   const repos = {
     accounts: createAccountRepo(),
@@ -113,7 +119,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   };
   const audit = createAuditService({ repo: repos.audit });
   const summaryRepo = createSummaryRepo();
-  const billing = createBillingService({ repo: repos.billing, topUpUrl: `${config.dashboardUrl}/billing`, db });
+  const billing = createBillingService({ repo: repos.billing, topUpUrl: `${config.dashboardUrl}/billing`, db, metrics });
   const services = {
     audit,
     billing,
@@ -125,7 +131,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   };
 
   // Envelopes and the built-in signing engine.
-  const storage = overrides.storage ?? createLocalStorage(path.join(config.dataDir, 'blobs'));
+  const storage = overrides.storage ?? createBlobStorage({ driver: config.storageDriver, root: path.join(config.dataDir, 'blobs'), db, s3: config.s3, logger: logger.child({ component: 'storage' }) });
   const outboxDir = path.join(config.dataDir, 'outbox');
   const email = overrides.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir });
   const outbox = createOutboxEmail(outboxDir, config.mailFrom);
@@ -183,7 +189,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     },
   });
   // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.
-  const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit });
+  const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit, metrics });
   // x402 pay-per-call: on when X402_* is configured; the facilitator is reached on the first paid call.
   const x402Repo = createX402Repo();
   const x402 = config.x402 && {
@@ -198,17 +204,17 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       audit,
       topUpUrl: `${config.dashboardUrl}/billing`,
       log: logger.child({ component: 'x402' }),
+      metrics,
       recordsSettlementApart: database.kind === 'postgres',
     }),
   };
   const envelopesRepo = createEnvelopesRepo();
-  const signingUrlsOf = async (tx: DbOrTx, ids: string[]) => {
-    const links = await local.linksOf(tx, ids.map(Number));
-    return new Map(ids.map((id) => [id, links.get(Number(id))!]));
-  };
+  const remote = config.documenso && createDocumenso({ config: config.documenso, maxPdfBytes: config.maxPdfBytes, db, log: logger.child({ component: 'documenso' }), envelopeIdsOfRecipients: envelopesRepo.engineEnvelopeIdsOfRecipients, heldOf: envelopesRepo.heldEngineEnvelopeIds, now: () => clock().getTime() });
+  const engine = remote?.engine ?? local.engine;
+  const signingUrlsOf = (remote?.engine ?? local).linksOf;
   const sync = createEnvelopeSync({
     repo: envelopesRepo,
-    engine: local.engine,
+    engine,
     refunds,
     signingUrlsOf,
     gatesOf: verifications.gatesOf,
@@ -220,7 +226,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     prepareDocument(parts, { timeoutMs: config.pdfParseTimeoutMs, maxMemoryMb: config.pdfParseMaxMemoryMb, transfer: true, owner });
   const envelopes = createEnvelopesService({
     repo: envelopesRepo,
-    engine: local.engine,
+    engine,
     sync,
     billing,
     verifications,
@@ -302,6 +308,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     jobs: [
       blobSweepJob({ db, storage, owners: [engineBlobOwner(localRepo), templateBlobOwner(templatesRepo)] }),
       deleteDocumentJob({ storage }),
+      purgeDocumentJob({ db, repo: localRepo, storage }),
       distributeJob({ db, envelopes }),
       sendEmailJob({ email, outbox, storage }),
       refundJob({ db, refunds }),
@@ -324,15 +331,17 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         db,
         repo: webhooksRepo,
         audit,
+        metrics,
         scheduleMs: config.webhookRetryScheduleMs,
         disableAfter: config.webhookDisableAfter,
         send: (req) => postWebhook({ ...req, ...webhookPolicy, timeoutMs: config.webhookTimeoutMs }),
       }),
       sendCodeJob({ db, codes: verifications, email, outbox }),
       sendSignInLinkJob({ db, signIn: dashboard.signIn, email }),
+      ...(remote?.jobs ?? []),
       ...(overrides.jobs ?? []),
     ],
-    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : [])],
+    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...(overrides.periodic ?? [])],
     // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
     onDeadJob: (tx, job, reason, cause) =>
       audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),
@@ -351,6 +360,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     services,
     worker,
     version: VERSION,
+    metrics,
     apiKeyCache,
     x402,
     x402Repo,
@@ -360,6 +370,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     storage,
     email,
     local,
+    /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
+    engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, lockAndSync: sync.lockAndSync, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
     templates,
     refunds,

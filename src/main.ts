@@ -5,16 +5,19 @@ import { warmPdfWorkers } from './pdf/prepare.js';
 
 type Stoppable = { stop(): Promise<void> };
 
-/** Stops cleanly on SIGTERM/SIGINT: in-flight requests drain, jobs in hand finish, then the pool closes. */
-function onShutdown(container: Container, stop: () => Promise<void>): void {
+/**
+ * Stops cleanly on SIGTERM/SIGINT: `stop` (which drains in-flight requests and jobs in hand), then the
+ * pool closes. A stop that takes longer than `graceMs` (default 30 s) exits 1.
+ */
+function onShutdown(container: Container, stop: (signal: NodeJS.Signals) => Promise<void>, graceMs = 30_000): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     container.logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 30_000);
+    const force = setTimeout(() => process.exit(1), graceMs);
     force.unref();
-    stop()
+    stop(signal)
       .then(() => container.close())
       .then(() => process.exit(0))
       .catch((err) => {
@@ -57,7 +60,20 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
     await app.close();
     await container.worker.stop();
   };
-  onShutdown(container, stop);
+  // SIGTERM (an orchestrator, a deploy): drain first. /health/ready turns 503 at once so load balancers
+  // stop sending, every request is still served for SHUTDOWN_DRAIN_MS while they notice, then the server
+  // closes (waiting for requests in flight). The worker stops claiming at once and finishes its jobs.
+  // SIGINT (Ctrl-C at a terminal) skips the wait.
+  const drainThenStop = async (signal: NodeJS.Signals) => {
+    if (signal !== 'SIGTERM') return stop();
+    app.startDraining();
+    const workerStopped = container.worker.stop();
+    container.logger.info({ drainMs: config.shutdownDrainMs }, 'draining: /health/ready answers 503; closing after the drain period');
+    await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+    await app.close();
+    await workerStopped;
+  };
+  onShutdown(container, drainThenStop, config.shutdownDrainMs + 30_000);
   return { stop: async () => { await stop(); await container.close(); } };
 }
 

@@ -41,7 +41,7 @@ describe('GET /health', () => {
   test('answers 200 with the version while the database answers', async () => {
     const res = await t.app.inject({ url: '/health' });
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json(), { status: 'ok', version: PACKAGE_VERSION });
+    assert.deepEqual(res.json(), { status: 'ok', version: PACKAGE_VERSION, engine: { name: 'local' }, checks: { database: 'ok', storage: 'ok' } });
   });
 
   test('answers 503 SERVICE_UNAVAILABLE once the database is gone', async () => {
@@ -55,6 +55,8 @@ describe('GET /health', () => {
       assert.deepEqual(res.json(), {
         status: 'unavailable',
         version: PACKAGE_VERSION,
+        engine: { name: 'local' },
+        checks: { database: 'failed', storage: 'ok' },
         code: 'SERVICE_UNAVAILABLE',
         error: 'The database is unreachable',
       });

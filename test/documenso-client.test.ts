@@ -137,6 +137,10 @@ describe('documenso client', () => {
     await fails(c.download(itemId, 'signed'), 'DOWNLOAD_FAILED', 'unexpected');
     standin.failNext(1, 'drift', { route: 'envelope.get' });
     await fails(c.getEnvelope(id), 'DOCUMENSO_UNAVAILABLE', 'unexpected');
+    // A PDF larger than any Signet would accept is refused, not read whole into memory.
+    const small = client({ maxDownloadBytes: pdf.byteLength - 1 });
+    await fails(small.download(itemId, 'original'), 'DOWNLOAD_FAILED', 'unexpected');
+    assert.deepEqual(await client({ maxDownloadBytes: pdf.byteLength }).download(itemId, 'original'), pdf);
 
     const unsigned = await draft(c, false);
     await fails(c.distribute({ envelopeId: unsigned.id }), 'SEND_FAILED', 'refused');

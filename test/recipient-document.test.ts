@@ -171,6 +171,7 @@ describe('the document a recipient is served', () => {
     assert.equal(res.statusCode, 200, res.body);
     await execSql(t, sql`UPDATE envelopes SET storage_expires_at = now() - interval '1 minute' WHERE id = ${env.envelopeId}`);
     assert.equal(await inTx(t, (tx) => t.container.envelopes.purgeDue(tx)), 1);
+    await drain(t);
     const left = [];
     for await (const b of t.container.storage.list!(`documents/${env.engineEnvelopeId}/`)) left.push(b.key);
     assert.deepEqual(left, [], 'nothing under the document’s prefix outlives the purge');

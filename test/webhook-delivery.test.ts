@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf } from '../src/db/client.js';
 import type { ResolvedAddress, Resolver } from '../src/providers/webhooks/url-policy.js';
 import { OPS_TOKEN, bearer, createTestApp, type TestApp, type TestCustomer } from './harness.js';
-import { createEnvelope, getEnvelope, person, recipientToken, session, signAs } from './fixtures/envelopes.js';
+import { createEnvelope, getEnvelope, person, openAs, recipientToken, signAs } from './fixtures/envelopes.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from './fixtures/receiver.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -209,7 +209,7 @@ describe('a delivery', () => {
     const env = await createEnvelope(t, { title: 'Alt format', recipients: [signerOne] }, { apiKey: c.apiKey });
     const token = recipientToken(env, signerOne.email);
     await r.waitFor(1, 5_000);
-    assert.equal((await session(t, token)).statusCode, 200);
+    await openAs(t, token);
     await signAs(t, token);
     // Delivery is at least once: on a loaded machine an attempt can outlast the timeout and be
     // sent again, so wait for the four events rather than for four requests.
@@ -318,7 +318,7 @@ describe('retries', () => {
     assert.deepEqual(await alertsFor(w.id), []);
 
     // One more failed attempt (of the next event's delivery) reaches the threshold.
-    assert.equal((await session(t, recipientToken(env, signerOne.email))).statusCode, 200);
+    await openAs(t, recipientToken(env, signerOne.email));
     const viewed = await until('the viewed delivery to fail', deliveryWhere(c, w.id, (d) => d.event === 'envelope.viewed' && d.status === 'FAILED'));
     assert.equal(viewed.attempts, 1, 'the registration was disabled at this attempt; no more retries');
     hook = await webhook(c, w.id);

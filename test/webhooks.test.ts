@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf } from '../src/db/client.js';
 import type { ResolvedAddress, Resolver } from '../src/providers/webhooks/url-policy.js';
 import { OPS_TOKEN, bearer, createTestApp, type TestApp, type TestCustomer } from './harness.js';
-import { assertError, createEnvelope, person, recipientToken, session, signAs } from './fixtures/envelopes.js';
+import { assertError, createEnvelope, person, openAs, recipientToken, signAs } from './fixtures/envelopes.js';
 import { startReceiver, type Receiver } from './fixtures/receiver.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -488,7 +488,7 @@ describe('events reach the registrations subscribed to them', () => {
     const env = await createEnvelope(t, { title: 'Events', recipients: [person('ev')] }, { apiKey: c.apiKey });
     const token = recipientToken(env, env.recipients[0].email);
     await until('envelope.sent delivered', async () => rAll.requests.length >= 1);
-    assert.equal((await session(t, token)).statusCode, 200);
+    await openAs(t, token);
     await signAs(t, token);
 
     const expected = ['envelope.completed', 'envelope.sent', 'envelope.signed', 'envelope.viewed'];

@@ -27,9 +27,16 @@ export interface Database {
    */
   listen(channel: string, onNotify: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /**
+   * Connection use, for /metrics: PostgreSQL's pool (its size limit, connections open, idle, and
+   * queries waiting for one); PGlite is one in-process connection, with nothing idle or waiting to see.
+   */
+  poolStats?(): PoolStats;
   /** Drops the per-run schema (tests on PostgreSQL); absent otherwise. */
   dropSchema?: () => Promise<void>;
 }
+
+export type PoolStats = { max: number; total: number; idle?: number; waiting?: number };
 
 const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 /** Arbitrary constant naming Signet's migration lock among other users of the same database. */
@@ -109,6 +116,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     // In-process: the subscription cannot be lost, so there is nothing to reconnect.
     listen: async (channel, onNotify) => client.listen(channel, onNotify),
     close: () => client.close(),
+    poolStats: () => ({ max: 1, total: 1 }),
   };
 }
 
@@ -215,6 +223,7 @@ async function openPostgres(url: string, poolSize: number, schemaName?: string):
       await Promise.all([...listeners].map((stop) => stop()));
       await pool.end();
     },
+    poolStats: () => ({ max: poolSize, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     dropSchema: schemaName
       ? async () => {
           const c = new pg.Client({ connectionString: url });

@@ -84,10 +84,21 @@ export interface StagedDocument {
  * (DOCUMENSO_UNAVAILABLE, SEND_FAILED, DOWNLOAD_FAILED, FIELD_CREATION_FAILED, DELETE_FAILED).
  */
 export interface SigningEngine {
+  /**
+   * Its calls leave the process and no rollback undoes them (Documenso): the service then makes a
+   * send the last call of its transaction, after the charge, and undoes a failed create's stage.
+   */
+  readonly remote?: boolean;
   /** A create's I/O, before its transaction opens (DESIGN §4.13): no row is locked while it runs. */
   stageDocument(input: CreateDocumentInput): Promise<StagedDocument>;
   /** A staged create's rows, in the caller's transaction; answers from what it wrote, reading nothing back. */
   createDocument(tx: Tx, staged: StagedDocument): Promise<CreatedDocument>;
+  /**
+   * Undoes a stage whose transaction did not commit (the service calls it; no committed row holds the
+   * staged document). Best effort, never throws: a remote engine deletes what it created before the
+   * transaction; the local engine does nothing (the blob sweep owns an unreferenced file).
+   */
+  discardStaged(staged: StagedDocument): Promise<void>;
   addFields(tx: Tx, engineEnvelopeId: string, fields: EngineFieldInput[]): Promise<{ engineFieldId: number; recipientEmail: string }[]>;
   /** False when the field does not exist on this document. */
   removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;
@@ -102,8 +113,9 @@ export interface SigningEngine {
   expire(tx: Tx, engineEnvelopeId: string): Promise<void>;
   /** Reads only: the pool will do, so a live status read needs no transaction of its own. */
   status(db: DbOrTx, engineEnvelopeId: string): Promise<EngineStatus>;
-  signedPdf(tx: Tx, engineEnvelopeId: string): Promise<Uint8Array>;
-  originalPdf(tx: Tx, engineEnvelopeId: string): Promise<Uint8Array>;
-  /** Deletes the documents (retention); the envelope's record stays. */
+  /** Reads outside any transaction (the pool): the bytes come from a store, which may be the database itself or remote. */
+  signedPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
+  originalPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
+  /** Deletes the documents (retention), or queues their deletion for after the commit; the envelope's record stays. */
   purge(tx: Tx, engineEnvelopeId: string): Promise<void>;
 }

@@ -55,7 +55,7 @@ export function registerAuth(
     const kind = config.auth;
     if (kind === 'optional' && request.headers.authorization === undefined) return;
     if (kind !== 'customer' && kind !== 'operator' && kind !== 'optional') return;
-    const blockedMs = opts.failures.blockedFor(request.ip);
+    const blockedMs = await opts.failures.blockedFor(request.ip);
     if (blockedMs !== undefined) {
       const seconds = Math.max(1, Math.ceil(blockedMs / 1000));
       throw new AppError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${seconds} seconds`, { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) });
@@ -64,7 +64,7 @@ export function registerAuth(
       if (kind === 'operator') request.operator = authenticateOperator(request);
       else request.actor = await authenticateCustomer(request, config);
     } catch (err) {
-      if (isRefusedCredential(request, err)) opts.failures.record(request.ip);
+      if (isRefusedCredential(request, err)) await opts.failures.record(request.ip);
       throw err;
     }
   });

@@ -2,6 +2,7 @@ import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
 import { jobs } from '../db/schema/index.js';
+import { withRequestId } from './request-scope.js';
 
 export const JOBS_CHANNEL = 'signet_jobs';
 
@@ -20,7 +21,8 @@ export type EnqueueInput = {
 /**
  * Enqueues inside the caller's transaction, so the job exists exactly when the state change that
  * needs it committed. The NOTIFY is delivered on commit and wakes idle workers at once. Several jobs
- * go in one statement.
+ * go in one statement. Enqueued while serving a request (or running a job that did), an object
+ * payload carries that request's id under `requestId`, so the worker's log lines name it.
  */
 export async function enqueue(tx: DbOrTx, jobs: EnqueueInput | EnqueueInput[]): Promise<void> {
   const list = Array.isArray(jobs) ? jobs : [jobs];
@@ -28,7 +30,7 @@ export async function enqueue(tx: DbOrTx, jobs: EnqueueInput | EnqueueInput[]): 
   const rows = sql.join(
     list.map((job) => {
       const runAt = job.runAt ? sql`${job.runAt.toISOString()}::timestamptz` : sql`now()`;
-      return sql`(${job.type}, ${JSON.stringify(job.payload ?? {})}::jsonb, ${runAt}, ${job.maxAttempts ?? 10}, ${job.dedupeKey ?? null})`;
+      return sql`(${job.type}, ${JSON.stringify(withRequestId(job.payload ?? {}))}::jsonb, ${runAt}, ${job.maxAttempts ?? 10}, ${job.dedupeKey ?? null})`;
     }),
     sql`, `,
   );
@@ -159,4 +161,23 @@ export async function purgeDone(db: DbOrTx, olderThan: Date): Promise<number> {
     .where(and(inArray(jobs.status, ['done']), lt(jobs.updatedAt, olderThan)))
     .returning({ id: jobs.id });
   return rows.length;
+}
+
+/** The row of a periodic task's schedule: `done`, so no worker claims it; its run_at is when the task is next due. */
+export const PERIODIC_JOB_TYPE = 'periodic';
+
+/**
+ * Takes this period's run of a periodic task, for the whole cluster: true when the task is due (its
+ * schedule row's run_at has passed, or it has none yet), and then moves the row to one period from
+ * now. Inside the task's own transaction, so a run that fails rolls the schedule back and the next
+ * tick of any worker tries again. The times are the database's, so nodes' clocks do not matter.
+ */
+export async function takePeriod(tx: DbOrTx, task: string, periodMs: number): Promise<boolean> {
+  const result = await tx.execute(sql`
+    INSERT INTO jobs (type, payload, status, run_at, dedupe_key)
+    VALUES (${PERIODIC_JOB_TYPE}, '{}'::jsonb, 'done', now() + (${periodMs}::int * interval '1 millisecond'), ${`periodic:${task}`})
+    ON CONFLICT (dedupe_key) DO UPDATE SET run_at = EXCLUDED.run_at, updated_at = now()
+      WHERE jobs.run_at <= now()
+    RETURNING id`);
+  return rowsOf(result).length === 1;
 }

@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import type { ZodType } from 'zod';
 import type { Database, DbOrTx, Tx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
-import { JOBS_CHANNEL, bury, buryLapsed, claim, complete, fail, purgeDone, type JobRow } from './queue.js';
+import { JOBS_CHANNEL, bury, buryLapsed, claim, complete, fail, purgeDone, takePeriod, type JobRow } from './queue.js';
+import { requestIdOf, runWithRequestId } from './request-scope.js';
 import { RetryLater } from './retry-later.js';
 
 export type JobContext = { jobId: number; attempt: number; maxAttempts: number; workerId: string };
@@ -37,13 +38,16 @@ export type DeadJobCause = 'invalid_payload' | 'failed' | 'crashed';
 /** Raised in the transaction that ends a job dead, whatever the cause: a dead job needs an operator. */
 export type DeadJobAlert = (tx: DbOrTx, job: { id: number; type: string }, reason: string, cause: DeadJobCause) => Promise<void>;
 
-/** Runs on every scheduler tick on one node at a time (a transaction-scoped advisory lock). */
+/**
+ * Runs once per scheduler interval across every worker sharing the database (a schedule row in jobs,
+ * taken in the task's transaction), on one node at a time (a transaction-scoped advisory lock).
+ */
 export type PeriodicTask = {
   name: string;
   run(tx: Tx): Promise<void>;
 };
 
-type Logger = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+type Logger = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void; child?(bindings: object): Logger };
 
 export type WorkerOptions = {
   database: Database;
@@ -85,7 +89,14 @@ export function createWorker(opts: WorkerOptions) {
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
 
-  async function runJob(job: JobRow): Promise<void> {
+  /** Each job runs in the scope of the request that enqueued it: its log lines name it (`reqId`, as Fastify's do), and so do the jobs it enqueues. */
+  function runJob(job: JobRow): Promise<void> {
+    const requestId = requestIdOf(job.payload);
+    const log = requestId === undefined ? opts.logger : (opts.logger.child?.({ reqId: requestId }) ?? opts.logger);
+    return runWithRequestId(requestId, () => runJobIn(job, log));
+  }
+
+  async function runJobIn(job: JobRow, log: Logger): Promise<void> {
     const def = byType.get(job.type)!;
     // Renew the lease while the handler runs, so a long job is not taken over by another worker.
     const heartbeat = setInterval(() => {
@@ -101,7 +112,7 @@ export function createWorker(opts: WorkerOptions) {
         await opts.database.db.transaction(async (tx) => {
           if (await bury(tx, job.id, workerId, reason)) await onDeadJob?.(tx, job, reason, 'invalid_payload');
         });
-        opts.logger.error({ jobId: job.id, type: job.type, err: reason }, 'job dead: invalid payload');
+        log.error({ jobId: job.id, type: job.type, err: reason }, 'job dead: invalid payload');
         return;
       }
       const outcome = await def.handle(parsed.data, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
@@ -117,8 +128,8 @@ export function createWorker(opts: WorkerOptions) {
           return result;
         })
         .catch(() => 'unknown');
-      const log = outcome === 'dead' ? opts.logger.error.bind(opts.logger) : opts.logger.warn.bind(opts.logger);
-      log({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, 'job failed');
+      const write = outcome === 'dead' ? log.error.bind(log) : log.warn.bind(log);
+      write({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, 'job failed');
     } finally {
       clearInterval(heartbeat);
     }
@@ -170,12 +181,16 @@ export function createWorker(opts: WorkerOptions) {
   };
 
   async function runPeriodic(): Promise<void> {
-    for (const task of [purgeDoneJobs, buryCrashedJobs, ...(opts.periodic ?? [])]) {
+    // The queue's own housekeeping runs on every tick (an indexed statement each, and a crashed job is
+    // buried promptly); the modules' tasks once per interval across the cluster, however many workers.
+    const housekeeping = [purgeDoneJobs, buryCrashedJobs];
+    for (const task of [...housekeeping, ...(opts.periodic ?? [])]) {
       if (stopped) return;
       try {
         await opts.database.db.transaction(async (tx) => {
           const [row] = rowsOf<{ locked: boolean }>(await tx.execute(sql`SELECT pg_try_advisory_xact_lock(${lockKey(task.name)}) AS locked`));
-          if (row?.locked) await task.run(tx);
+          if (!row?.locked) return;
+          if (housekeeping.includes(task) || (await takePeriod(tx, task.name, opts.intervalMs))) await task.run(tx);
         });
       } catch (err) {
         opts.logger.warn({ task: task.name, err: (err as Error).message }, 'periodic task failed');

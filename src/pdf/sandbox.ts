@@ -85,6 +85,23 @@ export type RunOptions = {
   onRequest?: (request: unknown) => Promise<unknown>;
 };
 
+/** Pools alive in this process, for metrics (SandboxPool.stats). */
+const livePools = new Set<SandboxPool>();
+
+/** What /metrics shows of each kind of pool: workers alive, busy with a job, and jobs waiting for one. */
+export type SandboxStats = { pool: string; workers: number; busy: number; queued: number };
+
+/** Every live pool's counts, summed by kind (`prepare`, `render`, `seal`: its worker file's name). */
+export function sandboxStats(): SandboxStats[] {
+  const byKind = new Map<string, SandboxStats>();
+  for (const p of livePools) {
+    const s = p.stats();
+    const sum = byKind.get(s.pool) ?? { pool: s.pool, workers: 0, busy: 0, queued: 0 };
+    byKind.set(s.pool, { pool: s.pool, workers: sum.workers + s.workers, busy: sum.busy + s.busy, queued: sum.queued + s.queued });
+  }
+  return [...byKind.values()];
+}
+
 const busy = (message: string) => new AppError('SERVICE_UNAVAILABLE', message, { retryAfterSeconds: 5 }, { 'Retry-After': '5' });
 
 /**
@@ -120,6 +137,7 @@ export class SandboxPool {
     this.maxJobs = opts.maxJobsPerWorker ?? 1000;
     this.maxQueue = opts.maxQueue ?? this.size * 32;
     this.maxQueuePerOwner = opts.maxQueuePerOwner ?? 16;
+    livePools.add(this);
   }
 
   /**
@@ -207,9 +225,15 @@ export class SandboxPool {
     return this.slots.size;
   }
 
+  /** Workers alive, those holding a job (not idle), and jobs waiting for one. */
+  stats(): SandboxStats {
+    return { pool: this.file.pathname.replace(/^.*\/|-worker\.[jt]s$/g, ''), workers: this.slots.size, busy: this.slots.size - this.idle.length, queued: this.waiting.length };
+  }
+
   /** Ends every worker (shutdown, tests). Jobs still waiting for a worker stay waiting. */
   async close(): Promise<void> {
     this.closed = true;
+    livePools.delete(this);
     const all = [...this.slots];
     this.slots.clear();
     this.idle.length = 0;

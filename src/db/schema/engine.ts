@@ -26,6 +26,8 @@ export const engineDocuments = pgTable(
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   completedAt: timestamp('completed_at', { withTimezone: true }),
+  /** Retention deleted (or is deleting, in a job after the commit) its files: the recipient's link serves nothing from then on. */
+  purgedAt: timestamp('purged_at', { withTimezone: true }),
   },
   (t) => [index('engine_documents_sealed_sha256_idx').on(t.sealedSha256)],
 );

@@ -35,6 +35,8 @@ export const envelopes = pgTable(
     uniqueIndex('envelopes_engine_idx').on(t.engineEnvelopeId),
     index('envelopes_expiry_idx').on(t.status, t.expiresAt),
     index('envelopes_storage_expiry_idx').on(t.storageExpiresAt),
+    // The Documenso engine finds an envelope by Documenso's numeric id (its webhooks name no other).
+    index('envelopes_engine_numeric_idx').on(t.engineNumericId),
   ],
 );
 
@@ -61,7 +63,7 @@ export const envelopeRecipients = pgTable(
     rejectionReason: text('rejection_reason'),
     verificationRequired: boolean('verification_required').notNull().default(false),
   },
-  (t) => [index('envelope_recipients_envelope_idx').on(t.envelopeId)],
+  (t) => [index('envelope_recipients_envelope_idx').on(t.envelopeId), index('envelope_recipients_engine_recipient_idx').on(t.engineRecipientId)],
 );
 
 export const envelopeFields = pgTable(

@@ -11,3 +11,4 @@ export * from './x402.js';
 export * from './templates.js';
 export * from './verifications.js';
 export * from './dashboard.js';
+export * from './blobs.js';

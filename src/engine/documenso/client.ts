@@ -39,6 +39,7 @@ export const OPERATIONS = {
   redistribute: { what: 'remind the recipients', idempotent: false, refused: 'SEND_FAILED' },
   cancel: { what: 'cancel the envelope', idempotent: false, refused: 'INVALID_STATE' },
   deleteEnvelope: { what: 'delete the envelope', idempotent: true, refused: 'DOCUMENSO_UNAVAILABLE' },
+  findEnvelopes: { what: 'list the envelopes', idempotent: true, refused: 'DOCUMENSO_UNAVAILABLE' },
   download: { what: 'download the PDF', idempotent: true, refused: 'DOWNLOAD_FAILED', unexpected: 'DOWNLOAD_FAILED' },
 } as const satisfies Record<string, Operation>;
 export type OperationName = keyof typeof OPERATIONS;
@@ -68,6 +69,8 @@ export type DocumensoClientOptions = {
   /** Consecutive failed attempts that open the circuit, and how long it stays open. */
   breaker?: { failures?: number; coolDownMs?: number };
   log?: { warn(obj: Record<string, unknown>, msg: string): void };
+  /** A download larger than this is refused (DOWNLOAD_FAILED) without being read whole. Default 100 MiB. */
+  maxDownloadBytes?: number;
   /** A clock for the breaker (tests). */
   now?: () => number;
 };
@@ -86,6 +89,23 @@ class DownloadReply extends Error {
 
 const COUNTS_AS_DOWN: FailureKind[] = ['unreachable', 'timeout', 'server', 'unexpected'];
 const RETRYABLE: FailureKind[] = ['unreachable', 'timeout', 'server'];
+
+/** The body, or undefined past `max` bytes: the rest is not read (the stream is cancelled). */
+async function readCapped(res: Response, max: number): Promise<Uint8Array | undefined> {
+  if (Number(res.headers.get('content-length')) > max) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > max) return undefined;
+    chunks.push(chunk);
+  }
+  const body = Buffer.concat(chunks);
+  return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+}
 
 /** Documenso's own words from an error body ({message} from the API, {error} from the download route). */
 function bodyMessage(body: string | undefined): string | undefined {
@@ -114,7 +134,7 @@ function classify(err: unknown): Failure | undefined {
   if (err instanceof RequestTimeoutError) return { kind: 'timeout' };
   if (err instanceof HTTPClientError) return { kind: 'unreachable' };
   if (err instanceof DocumensoError) return byStatus(err.statusCode, bodyMessage(err.body));
-  if (err instanceof DownloadReply) return err.status === 200 ? { kind: 'unexpected', status: 200 } : byStatus(err.status, err.detail);
+  if (err instanceof DownloadReply) return err.status === 200 ? { kind: 'unexpected', status: 200, detail: err.detail } : byStatus(err.status, err.detail);
   const name = (err as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'timeout' };
   if (err instanceof TypeError) return { kind: 'unreachable' }; // fetch failed, or the body was cut off
@@ -180,6 +200,7 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
   const base = opts.url.replace(/\/+$/, '');
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const retries = opts.retries ?? 2;
+  const maxDownloadBytes = opts.maxDownloadBytes ?? 100 * 1024 * 1024;
   const backoffMs = opts.backoffMs ?? 200;
   const breaker = new Breaker(opts.breaker?.failures ?? 5, opts.breaker?.coolDownMs ?? 30_000, opts.now ?? Date.now);
   // retryConfig none: retries are ours, so a non-idempotent call is never repeated by the SDK either.
@@ -283,6 +304,8 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
         throw err;
       }
     },
+    /** One page of the team's envelopes (the orphan sweep's drafts), oldest first when asked `orderByDirection: 'asc'`. */
+    findEnvelopes: (req: ops.EnvelopeFindRequest) => call('findEnvelopes', () => sdk.envelope.envelopeFind(req, perCall)),
     /** One document of the envelope: `signed` is the sealed PDF once COMPLETED (before that Documenso serves the original). */
     download: (envelopeItemId: string, version: 'signed' | 'original') =>
       call('download', async () => {
@@ -290,8 +313,12 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
           headers: { authorization: opts.apiKey, accept: 'application/pdf' },
           signal: AbortSignal.timeout(timeoutMs),
         });
-        if (!res.ok) throw new DownloadReply(res.status, bodyMessage(await res.text().catch(() => undefined)));
-        const bytes = new Uint8Array(await res.arrayBuffer());
+        if (!res.ok) {
+          const body = await readCapped(res, 64 * 1024).catch(() => undefined);
+          throw new DownloadReply(res.status, bodyMessage(body && Buffer.from(body).toString('utf8')));
+        }
+        const bytes = await readCapped(res, maxDownloadBytes);
+        if (!bytes) throw new DownloadReply(200, `larger than ${maxDownloadBytes} bytes`);
         const isPdf = (res.headers.get('content-type') ?? '').startsWith('application/pdf') && Buffer.from(bytes.subarray(0, 5)).toString('latin1') === '%PDF-';
         if (!isPdf) throw new DownloadReply(200);
         return bytes;

@@ -10,6 +10,8 @@ import type { TokenDeriver } from './tokens.js';
 import { currentTurn } from './turns.js';
 
 export const SEAL_JOB = 'engine.seal';
+/** A purged document's files are deleted by this job (purge-job.ts), after the purge commits. */
+export const PURGE_DOCUMENT_JOB = 'engine.purge-document';
 
 export type LocalEngineDeps = {
   repo: LocalEngineRepo;
@@ -44,10 +46,10 @@ export function createLocalEngine(deps: LocalEngineDeps) {
    * The recipients' links by engine recipient id. A recipient migrated from the old links has no
    * token hash until its first new link is derived here: nobody can hold that link before.
    */
-  async function linksOf(tx: DbOrTx, recipientIds: number[]): Promise<Map<number, string>> {
-    const rows = await repo.linkSalts(tx, recipientIds);
+  async function linksOf(tx: DbOrTx, engineRecipientIds: string[]): Promise<Map<string, string>> {
+    const rows = await repo.linkSalts(tx, engineRecipientIds.map(Number));
     await fillTokenHashes(tx, rows);
-    return new Map(rows.map((r) => [r.id, linkOf(r)]));
+    return new Map(rows.map((r) => [String(r.id), linkOf(r)]));
   }
 
   /** Stores the token hash of a migrated recipient's first new link (see linksOf). */
@@ -55,7 +57,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
   }
 
-  async function requireDocument(tx: Tx, id: string, lock = false) {
+  async function requireDocument(tx: DbOrTx, id: string, lock = false) {
     const doc = await repo.document(tx, id, lock);
     if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
     return doc;
@@ -142,6 +144,9 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       };
     },
 
+    /** Nothing to undo: the staged file, referenced by no row, is the blob sweep's. */
+    async discardStaged() {},
+
     async addFields(tx, engineEnvelopeId, fields) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (doc.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be added only while the envelope is a DRAFT');
@@ -216,15 +221,15 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       };
     },
 
-    async signedPdf(tx, engineEnvelopeId) {
-      const doc = await requireDocument(tx, engineEnvelopeId);
+    async signedPdf(db, engineEnvelopeId) {
+      const doc = await requireDocument(db, engineEnvelopeId);
       const bytes = doc.signedKey ? await storage.get(doc.signedKey) : undefined;
       if (!bytes) throw new AppError('DOWNLOAD_FAILED', 'The signing engine has no sealed PDF for this envelope');
       return bytes;
     },
 
-    async originalPdf(tx, engineEnvelopeId) {
-      const doc = await requireDocument(tx, engineEnvelopeId);
+    async originalPdf(db, engineEnvelopeId) {
+      const doc = await requireDocument(db, engineEnvelopeId);
       const bytes = await storage.get(doc.originalKey);
       if (!bytes) throw new AppError('DOWNLOAD_FAILED', 'The signing engine has no document for this envelope');
       return bytes;
@@ -232,13 +237,8 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     async purge(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
-      const recipients = await repo.recipients(tx, doc.id);
-      const keys = new Set([doc.originalKey, doc.signedKey, ...recipients.map((r) => r.signature?.imageKey)].filter((k): k is string => Boolean(k)));
-      // Every version of the document as it stands (one per recipient who acted), and whatever else
-      // lies under the document's prefix (a refused signature's image): nothing of it outlives the purge.
-      for (let acted = 0; acted <= recipients.length; acted++) keys.add(progressKey(doc.id, acted));
-      if (storage.list) for await (const blob of storage.list(documentKey(doc.id, ''))) keys.add(blob.key);
-      for (const key of keys) await storage.delete(key);
+      await repo.updateDocument(tx, doc.id, { purgedAt: new Date() });
+      await enqueue(tx, { type: PURGE_DOCUMENT_JOB, payload: { documentId: doc.id }, dedupeKey: `purge-document:${doc.id}` });
     },
   };
 

@@ -4,6 +4,7 @@ import type { Actor } from '../../context.js';
 import { formatUsd } from '../../lib/money.js';
 import type { BillingRepo, LedgerRow } from './billing.repo.js';
 import { PRICES, type BillableOperation } from '../../lib/prices.js';
+import type { Metrics } from '../ops/metrics.js';
 
 export type ChargeInput = {
   actor: Actor;
@@ -21,7 +22,7 @@ export type ChargeInput = {
  */
 export type ChargeResult = { sandbox: true } | { sandbox: false; amountMicros: bigint; ledgerEntryId: string | null };
 
-export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string; db: DbOrTx }) {
+export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string; db: DbOrTx; metrics: Pick<Metrics, 'charge'> }) {
   const { repo } = deps;
   const sandboxed = (input: Pick<ChargeInput, 'actor' | 'testModeHeader'>) => input.actor.mode === 'test' || input.testModeHeader;
   const sandboxUsedUp = () => new AppError('SANDBOX_LIMIT_REACHED', 'The free test-mode allowance is used up', { retryable: false });
@@ -75,10 +76,12 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
       // A paying wallet pays the price it signed for, test-mode header or not: the settlement is the charge.
       if (actor.payment) {
         actor.payment.describe({ operation, description: input.description ?? price.label, envelopeId: input.envelopeId ?? null, envelopeTitle: input.envelopeTitle ?? null });
+        deps.metrics.charge('x402', operation);
         return { sandbox: false, amountMicros: actor.payment.priceMicros, ledgerEntryId: null };
       }
       if (sandboxed(input)) {
         if (!(await repo.useSandbox(tx, actor.customerId))) throw sandboxUsedUp();
+        deps.metrics.charge('sandbox', operation);
         return { sandbox: true };
       }
       const entry = await repo.debitWithEntry(tx, {
@@ -90,6 +93,7 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
         description: input.description ?? price.label,
       });
       if (!entry) throw insufficient(await repo.balance(tx, actor.customerId), price.micros);
+      deps.metrics.charge('balance', operation);
       return { sandbox: false, amountMicros: price.micros, ledgerEntryId: entry.id };
     },
 

@@ -3,6 +3,7 @@ import type { Tx, DbOrTx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { AuditService } from '../audit/audit.service.js';
+import type { Metrics } from '../ops/metrics.js';
 import { REFUND_JOB } from './billing.jobs.js';
 import type { BillingService } from './billing.service.js';
 import type { RefundRow, RefundsRepo } from './refunds.repo.js';
@@ -19,6 +20,7 @@ export function createRefundsService(deps: {
   wallet: WalletRefundsRepo;
   billing: Pick<BillingService, 'credit' | 'recordPayment'>;
   audit: Pick<AuditService, 'operator' | 'alert'>;
+  metrics: Pick<Metrics, 'refund'>;
 }) {
   const { repo } = deps;
   const dto = (r: RefundRow) => ({ kind: 'balance' as const, ...r, amountMicros: Number(r.amountMicros), createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() });
@@ -37,6 +39,7 @@ export function createRefundsService(deps: {
   async function walletRefund(tx: Tx, settlement: SettlementRow, reason: string): Promise<void> {
     const refund = await deps.wallet.insertRefund(tx, { settlement, reason });
     if (!refund) return;
+    deps.metrics.refund('wallet', 'requested');
     await deps.audit.alert(tx, {
       kind: 'x402_refund_required',
       message: `Send ${settlement.amountMicros} micros of ${settlement.asset} back to ${settlement.payer} (paid in ${settlement.txHash}): ${reason}`,
@@ -54,7 +57,9 @@ export function createRefundsService(deps: {
       const settlement = await deps.wallet.settlementOfEnvelope(tx, envelope.customerId, envelope.id);
       if (settlement) return walletRefund(tx, settlement, 'envelope ended without completing');
       const refund = await repo.insert(tx, { envelopeId: envelope.id, customerId: envelope.customerId, amountMicros: envelope.chargedMicros });
-      if (refund) await enqueue(tx, { type: REFUND_JOB, payload: { refundId: refund.id }, maxAttempts: REFUND_ATTEMPTS });
+      if (!refund) return;
+      await enqueue(tx, { type: REFUND_JOB, payload: { refundId: refund.id }, maxAttempts: REFUND_ATTEMPTS });
+      deps.metrics.refund('balance', 'requested');
     },
 
     /** The refund job: credits the charge back exactly once. */
@@ -63,6 +68,7 @@ export function createRefundsService(deps: {
       if (!refund || refund.status === 'succeeded') return;
       const { entry } = await deps.billing.credit(tx, { customerId: refund.customerId, micros: refund.amountMicros, direction: 'refund', description: 'Refund: envelope ended without completing', envelopeId: refund.envelopeId });
       await repo.update(tx, refund.id, { status: 'succeeded', attempts: refund.attempts + 1, ledgerEntryId: entry.id, lastError: null });
+      deps.metrics.refund('balance', 'succeeded');
     },
 
     async recordFailure(tx: Tx, refundId: string, error: string, final: boolean): Promise<void> {
@@ -70,6 +76,7 @@ export function createRefundsService(deps: {
       if (!refund || refund.status === 'succeeded') return;
       await repo.update(tx, refund.id, { attempts: refund.attempts + 1, lastError: error.slice(0, 500), status: final ? 'failed' : 'pending' });
       if (final) {
+        deps.metrics.refund('balance', 'failed');
         await deps.audit.alert(tx, { kind: 'refund_failed', message: `Refund ${refund.id} for envelope ${refund.envelopeId} failed: ${error.slice(0, 200)}`, customerId: refund.customerId, resourceType: 'refund', resourceId: refund.id });
       }
     },
@@ -94,6 +101,7 @@ export function createRefundsService(deps: {
       if (!refund) throw new AppError('NOT_FOUND', 'No such wallet refund');
       if (refund.status === 'completed') throw new AppError('REFUND_ALREADY_COMPLETED', 'This refund was completed already', { refundTxHash: refund.refundTxHash });
       const done = (await deps.wallet.completeRefund(tx, refund.id, txHash))!;
+      deps.metrics.refund('wallet', 'completed');
       // The wallet's history shows the money back, with the hash the operator sent it in.
       await deps.billing.recordPayment(tx, {
         customerId: refund.customerId,

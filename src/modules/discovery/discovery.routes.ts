@@ -4,9 +4,31 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { renderLlmsTxt, type RouteEntry } from '../../http/openapi.js';
 import { errorResponses } from '../../http/route-docs.js';
+import { withTimeout } from './health-checks.js';
 import { ZMcpManifest, mcpManifest, renderMcpLlms, type McpDiscovery } from './mcp-manifest.js';
 
-export function discoveryRoutes(deps: { version: string; publicUrl: string; ping: () => Promise<void>; routeTable: RouteEntry[]; mcp: McpDiscovery }) {
+/** The signing engine as /health shows it: its name, and for documenso the circuit breaker's state (no credentials). */
+export type EngineHealth = { name: 'local' | 'documenso'; circuit?: 'closed' | 'open' | 'half-open' };
+const ZEngineHealth = z.object({
+  name: z.enum(['local', 'documenso']),
+  circuit: z.enum(['closed', 'open', 'half-open']).optional().describe('documenso only: open while Documenso is failing (calls answer 503 DOCUMENSO_UNAVAILABLE at once)'),
+});
+
+const ZChecks = z.object({ database: z.enum(['ok', 'failed']), storage: z.enum(['ok', 'failed']) }).describe('each dependency this node needs: failed when it did not answer within 2 s');
+const UNREACHABLE = { database: 'The database is unreachable', storage: 'The document storage is unreachable', both: 'The database and the document storage are unreachable' };
+
+export function discoveryRoutes(deps: {
+  version: string;
+  publicUrl: string;
+  ping: () => Promise<void>;
+  /** The document store's check (see health-checks.ts). */
+  storage: () => Promise<void>;
+  /** False once the node drains for shutdown. */
+  ready: () => boolean;
+  routeTable: RouteEntry[];
+  mcp: McpDiscovery;
+  engine: () => EngineHealth;
+}) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     let llms: string | undefined;
@@ -16,20 +38,35 @@ export function discoveryRoutes(deps: { version: string; publicUrl: string; ping
       schema: {
         operationId: 'health',
         tags: ['Discovery'],
-        summary: 'Liveness and database reachability',
+        summary: 'Liveness: the database and the document storage answer; which signing engine serves',
         response: {
-          200: z.object({ status: z.literal('ok'), version: z.string() }),
-          503: z.object({ status: z.literal('unavailable'), version: z.string(), code: z.literal('SERVICE_UNAVAILABLE'), error: z.string() }),
+          200: z.object({ status: z.literal('ok'), version: z.string(), engine: ZEngineHealth, checks: ZChecks }),
+          503: z.object({ status: z.literal('unavailable'), version: z.string(), engine: ZEngineHealth, checks: ZChecks, code: z.literal('SERVICE_UNAVAILABLE'), error: z.string() }),
         },
       },
-      handler: async (_request, reply) => {
-        try {
-          await deps.ping();
-          return { status: 'ok' as const, version: deps.version };
-        } catch {
-          return reply.code(503).send({ status: 'unavailable' as const, version: deps.version, code: 'SERVICE_UNAVAILABLE' as const, error: 'The database is unreachable' });
-        }
+      handler: async (request, reply) => {
+        const [database, storage] = await Promise.allSettled([withTimeout(deps.ping), withTimeout(deps.storage)]);
+        const state = (res: PromiseSettledResult<void>) => (res.status === 'fulfilled' ? ('ok' as const) : ('failed' as const));
+        const checks = { database: state(database), storage: state(storage) };
+        const base = { version: deps.version, engine: deps.engine(), checks };
+        if (checks.database === 'ok' && checks.storage === 'ok') return { status: 'ok' as const, ...base };
+        const reason = (res: PromiseSettledResult<void>) => (res.status === 'rejected' ? String((res.reason as Error)?.message ?? res.reason) : undefined);
+        request.log.warn({ database: reason(database), storage: reason(storage) }, 'health check failed');
+        const error = checks.database === 'failed' ? (checks.storage === 'failed' ? UNREACHABLE.both : UNREACHABLE.database) : UNREACHABLE.storage;
+        return reply.code(503).send({ status: 'unavailable' as const, ...base, code: 'SERVICE_UNAVAILABLE' as const, error });
       },
+    });
+
+    // Readiness for a load balancer: false from SIGTERM on, while the node drains (README: Operations).
+    r.get('/health/ready', {
+      config: { rateLimit: false },
+      schema: {
+        operationId: 'healthReady',
+        tags: ['Discovery'],
+        summary: 'Readiness: 503 once the node is draining for shutdown (take it out of rotation); it still serves until it closes',
+        response: { 200: z.object({ ready: z.literal(true) }), 503: z.object({ ready: z.literal(false) }) },
+      },
+      handler: async (_request, reply) => (deps.ready() ? { ready: true as const } : reply.code(503).send({ ready: false as const })),
     });
 
     r.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

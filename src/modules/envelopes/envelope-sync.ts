@@ -130,7 +130,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
   }
 
   /** What the stored copy lacks against the engine: recipient rows to update and events to record. Pure. */
-  function diff(envelope: EnvelopeRow, status: EngineStatus, stored: StoredRecipientRow[]) {
+  function diff(envelope: EnvelopeRow, status: EngineStatus, stored: StoredRecipientRow[], now = new Date()) {
     const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
     const events: { eventType: EventType; recipientEmail?: string | null }[] = [];
     const updates: { id: number; set: RecipientState }[] = [];
@@ -138,6 +138,8 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       const r = byEngineId.get(er.engineRecipientId);
       if (!r) continue;
       const signingStatus = er.status === 'SIGNED' ? 'SIGNED' : er.status === 'REJECTED' ? 'REJECTED' : 'NOT_SIGNED';
+      // An engine that keeps no time of the first view (Documenso): the time Signet first saw it opened.
+      const viewedAt = er.viewedAt ?? (er.readStatus === 'OPENED' ? (r.viewedAt ?? now) : null);
       if (er.readStatus === 'OPENED' && r.readStatus !== 'OPENED') events.push({ eventType: 'DOCUMENT_VIEWED', recipientEmail: r.email });
       if (signingStatus === 'SIGNED' && r.signingStatus !== 'SIGNED' && r.role === 'SIGNER') events.push({ eventType: 'DOCUMENT_SIGNED', recipientEmail: r.email });
       if (signingStatus === 'REJECTED' && r.signingStatus !== 'REJECTED') events.push({ eventType: 'DOCUMENT_REJECTED', recipientEmail: r.email });
@@ -147,7 +149,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         r.sendStatus !== er.sendStatus ||
         r.status !== er.status ||
         iso(r.signedAt) !== iso(er.signedAt) ||
-        iso(r.viewedAt) !== iso(er.viewedAt) ||
+        iso(r.viewedAt) !== iso(viewedAt) ||
         iso(r.rejectedAt) !== iso(er.rejectedAt) ||
         r.rejectionReason !== er.rejectionReason;
       if (changed) {
@@ -159,7 +161,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
             sendStatus: er.sendStatus,
             status: er.status,
             signedAt: er.signedAt,
-            viewedAt: er.viewedAt,
+            viewedAt,
             rejectedAt: er.rejectedAt,
             rejectionReason: er.rejectionReason,
           },

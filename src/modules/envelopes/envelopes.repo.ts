@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, like, lt, sql } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
 import { preparedPer } from '../../db/prepared.js';
 import { envelopeEvents, envelopeFields, envelopeRecipients, envelopes } from '../../db/schema/index.js';
@@ -115,6 +115,34 @@ export function createEnvelopesRepo() {
     async recipients(tx: DbOrTx, envelopeIds: string[]): Promise<StoredRecipientRow[]> {
       if (envelopeIds.length === 0) return [];
       return tx.select().from(envelopeRecipients).where(inArray(envelopeRecipients.envelopeId, envelopeIds)).orderBy(asc(envelopeRecipients.position));
+    },
+
+    /** The engine envelope ids fronting these engine recipients (a remote engine reads links by envelope). */
+    async engineEnvelopeIdsOfRecipients(tx: DbOrTx, engineRecipientIds: string[]): Promise<string[]> {
+      if (engineRecipientIds.length === 0) return [];
+      const rows = await tx
+        .selectDistinct({ id: envelopes.engineEnvelopeId })
+        .from(envelopeRecipients)
+        .innerJoin(envelopes, eq(envelopes.id, envelopeRecipients.envelopeId))
+        .where(inArray(envelopeRecipients.engineRecipientId, engineRecipientIds));
+      return rows.map((r) => r.id);
+    },
+
+    /** Which of these engine envelope ids a row holds, whatever its state (the Documenso orphan sweep keeps those). */
+    async heldEngineEnvelopeIds(db: DbOrTx, engineEnvelopeIds: string[]): Promise<Set<string>> {
+      if (engineEnvelopeIds.length === 0) return new Set();
+      const rows = await db.select({ id: envelopes.engineEnvelopeId }).from(envelopes).where(inArray(envelopes.engineEnvelopeId, engineEnvelopeIds));
+      return new Set(rows.map((r) => r.id));
+    },
+
+    /**
+     * The engine envelope id of one engine's envelope (its ids start with `idPrefix`) by the engine's
+     * numeric id, which is what Documenso's webhook names. Not indexed: one lookup per callback.
+     */
+    async engineIdByNumericId(tx: DbOrTx, engineNumericId: string, idPrefix: string): Promise<string | undefined> {
+      const where = and(eq(envelopes.engineNumericId, engineNumericId), like(envelopes.engineEnvelopeId, `${idPrefix}%`));
+      const [row] = await tx.select({ id: envelopes.engineEnvelopeId }).from(envelopes).where(where).limit(1);
+      return row?.id;
     },
 
     /** Several recipients' whole state at once (a sync's corrections), in one statement. */

@@ -60,14 +60,16 @@ export function envelopesRoutes(deps: RouteDeps) {
       const ctx = requestContext(request);
       const { payload, parts } = readEnvelopeUpload(request, deps);
       const plan = await envelopes.plan(ctx, { payload, parts, draft: forceDraft || payload.draft === true });
-      return commitMutation(request, reply, async (tx) => {
-        const { dto } = await envelopes.create(tx, ctx, plan);
-        if (forceDraft) {
-          const { envelopeId, title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } = dto;
-          return { status: 201, body: { envelopeId, status: 'DRAFT', title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } };
-        }
-        return { status: 201, body: dto };
-      });
+      return envelopes.commitPlanned(deps.db, plan, () =>
+        commitMutation(request, reply, async (tx) => {
+          const { dto } = await envelopes.create(tx, ctx, plan);
+          if (forceDraft) {
+            const { envelopeId, title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } = dto;
+            return { status: 201, body: { envelopeId, status: 'DRAFT', title, engineNumericId, engineEnvelopeId, recipients, fields, createdAt } };
+          }
+          return { status: 201, body: dto };
+        }),
+      );
     }
 
     r.post('/v1/envelopes', {
@@ -211,7 +213,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         },
       },
       handler: async (request, reply) => {
-        const { bytes, filename } = await deps.db.transaction((tx) => envelopes.download(tx, requestContext(request), request.params.id, request.query.version));
+        const { bytes, filename } = await envelopes.download(deps.db, requestContext(request), request.params.id, request.query.version);
         return reply
           .type('application/pdf')
           .header('content-disposition', `attachment; filename="${filename}"`)

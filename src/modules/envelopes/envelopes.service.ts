@@ -155,6 +155,15 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return { envelopeId: randomUUID(), payload, draft, expiresAt, operation, testSend, staged, ...planned };
     },
 
+    /** Runs `commit` (a planned create's transaction); when it throws, the engine's stage is undone (nothing was charged). */
+    async commitPlanned<T>(db: DbOrTx, plan: Pick<CreatePlan, 'staged'>, commit: () => Promise<T>): Promise<T> {
+      return commit().catch(async (err: unknown) => {
+        // Unless a committed row holds the document: a failure after the commit leaves a real envelope.
+        if (!(await repo.findByEngineId(db, plan.staged.engineEnvelopeId).catch(() => true))) await engine.discardStaged(plan.staged);
+        throw err;
+      });
+    },
+
     /**
      * The rows of a planned create, in a handful of statements that read nothing back; the charge
      * comes last so the customer's balance row is locked for as little of the transaction as possible
@@ -250,13 +259,12 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const billed = { actor: ctx.actor, operation: 'envelope_send' as const, testModeHeader: false };
       const quote = deps.billing.quote(billed);
       const charge = () => deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
-      // Last, as on create, so the balance row is locked briefly; but a gated recipient's verification
-      // (charged with the envelope) must exist before the invitations and the webhooks that name it.
+      // Last, as on create, so the balance row is locked briefly; but first when a gated recipient's verification (charged
+      // with the envelope) must exist before the invitations, or when a remote engine's send (no rollback undoes it) must be last.
       const gated = recipients.some((r) => r.verificationRequired);
-      if (gated) {
-        await charge();
-        await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope, recipients);
-      }
+      const chargeFirst = gated || engine.remote === true;
+      if (chargeFirst) await charge();
+      if (gated) await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope, recipients);
       // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
       const testSend = quote.sandbox;
       await repo.update(tx, envelope.id, { chargedMicros: quote.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
@@ -265,7 +273,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const after = await sync.reconcile(tx, { ...envelope, chargedMicros: quote.amountMicros }, { stored: recipients });
       await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
       const links = await sync.linksOf(tx, after.status, recipients);
-      if (!gated) await charge();
+      if (!chargeFirst) await charge();
       return { envelopeId: envelope.id, status: after.envelope.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
     },
 
@@ -311,13 +319,14 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return { success: true as const };
     },
 
-    async download(tx: Tx, ctx: RequestContext, id: string, version: 'signed' | 'original'): Promise<{ bytes: Uint8Array; filename: string }> {
-      const envelope = await requireEnvelope(tx, id, ownerOf(ctx));
+    /** On the pool, in no transaction: the bytes come from the blob store, which must not be read with a transaction open (DESIGN §4.13). */
+    async download(db: DbOrTx, ctx: RequestContext, id: string, version: 'signed' | 'original'): Promise<{ bytes: Uint8Array; filename: string }> {
+      const envelope = await requireEnvelope(db, id, ownerOf(ctx));
       if (envelope.purgedAt) throw new AppError('DOCUMENT_PURGED', 'The documents passed their retention date and were deleted');
       const base = (envelope.title ?? 'envelope').replace(/[^\w.-]+/g, '_').slice(0, 80) || 'envelope';
-      if (version === 'original') return { bytes: await engine.originalPdf(tx, envelope.engineEnvelopeId), filename: `${base}.pdf` };
+      if (version === 'original') return { bytes: await engine.originalPdf(db, envelope.engineEnvelopeId), filename: `${base}.pdf` };
       if (envelope.status !== 'COMPLETED') throw new AppError('ENVELOPE_NOT_COMPLETE', `The envelope is ${envelope.status}; the signed PDF exists once it is COMPLETED`);
-      return { bytes: await engine.signedPdf(tx, envelope.engineEnvelopeId), filename: `${base}-signed.pdf` };
+      return { bytes: await engine.signedPdf(db, envelope.engineEnvelopeId), filename: `${base}-signed.pdf` };
     },
 
     async addFields(tx: Tx, ctx: RequestContext, id: string, fields: TFieldInput[]) {

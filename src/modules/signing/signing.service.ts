@@ -110,6 +110,8 @@ export function createSigningService(deps: {
         if (doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
         if (!servesDocument(doc)) throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${endedReason(doc)}`);
         if (awaitsVerification(doc, me)) throw verificationRequired();
+        // Its files may still be there, their deletion queued: the purge counts from its commit.
+        if (doc.purgedAt) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
         return { documentId: doc.id, view: await deps.views.plan(tx, doc, recipients) };
       });
       const bytes = await deps.views.bytes(documentId, view);

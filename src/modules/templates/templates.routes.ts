@@ -153,7 +153,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
     const fromTemplate = async (request: Parameters<CommitMutation>[0], reply: Parameters<CommitMutation>[1], id: string, input: TFromTemplate) => {
       const ctx = requestContext(request);
       const plan = await templates.planEnvelope(deps.db, ctx, id, input);
-      return commitMutation(request, reply, async (tx) => ({ status: 201, body: await templates.createEnvelope(tx, ctx, plan) }));
+      return templates.commitPlanned(deps.db, plan, () => commitMutation(request, reply, async (tx) => ({ status: 201, body: await templates.createEnvelope(tx, ctx, plan) })));
     };
 
     r.post('/v1/templates/:id/from-template', {

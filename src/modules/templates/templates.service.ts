@@ -34,7 +34,7 @@ export type TemplatesServiceDeps = {
   audit: AuditService;
   /** Parses the upload in the sandbox, as for envelopes; `owner` is whose turn it is in the parse queue. */
   prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
-  envelopes: Pick<EnvelopesService, 'plan' | 'create'>;
+  envelopes: Pick<EnvelopesService, 'plan' | 'create' | 'commitPlanned'>;
 };
 
 /**
@@ -143,6 +143,11 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       };
       const envelope = await deps.envelopes.plan(ctx, { payload, draft: !input.sendImmediately, operation: 'envelope_from_template', prepared });
       return { templateId: row.id, envelope };
+    },
+
+    /** The envelope service's commitPlanned for an envelope planned from a template: a failed commit undoes the engine's stage. */
+    commitPlanned<T>(db: DbOrTx, plan: FromTemplatePlan, commit: () => Promise<T>): Promise<T> {
+      return deps.envelopes.commitPlanned(db, plan.envelope, commit);
     },
 
     /** Creates (and, unless a draft, charges and sends) the planned envelope; a draft's later send is charged as any draft's. */

@@ -5,6 +5,7 @@ import { complete } from '../../jobs/queue.js';
 import { RetryLater } from '../../jobs/retry-later.js';
 import { defineJob } from '../../jobs/worker.js';
 import type { AuditService } from '../audit/audit.service.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
 
 export const DELIVER_JOB = 'webhook.deliver';
@@ -56,7 +57,7 @@ export function buildRequest(w: Pick<WebhookRow, 'secret' | 'format'>, d: Pick<D
  * under the delivery's and then the registration's row locks. A worker that dies mid-attempt leaves the
  * job to be retried after its lease: the receiver may see the same delivery id twice, never none.
  */
-export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditService; send: Sender; scheduleMs: readonly number[]; disableAfter: number }) {
+export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditService; metrics: Pick<Metrics, 'webhookDelivery'>; send: Sender; scheduleMs: readonly number[]; disableAfter: number }) {
   const { db, repo } = deps;
   const delays = retryDelays(deps.scheduleMs);
   return defineJob({
@@ -68,6 +69,7 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
       const { d, w } = found;
       if (w.deletedAt || !w.active) {
         await repo.updateDelivery(db, d.id, { status: 'FAILED', errorMessage: w.deletedAt ? 'registration deleted' : 'registration inactive', nextRetryAt: null });
+        deps.metrics.webhookDelivery('dead');
         return;
       }
       const now = new Date();
@@ -76,6 +78,7 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
 
       let retryIn: number | undefined;
       let completed = false;
+      let outcome: 'delivered' | 'retrying' | 'dead' | undefined;
       // The outcome and the job's completion commit together; a retry leaves the job to the worker.
       // The delivery, then the registration (only a failure locks it): the order a DELETE takes them
       // in (opposite orders deadlock, and a job whose outcome rolled back would POST the same delivery
@@ -89,6 +92,7 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
           await repo.updateDelivery(tx, d.id, { ...record, status: 'SUCCESS', nextRetryAt: null });
           await repo.resetFailures(tx, w.id);
           completed = await complete(tx, ctx.jobId, ctx.workerId);
+          outcome = 'delivered';
           return;
         }
         const hook = await repo.findById(tx, w.id, true);
@@ -103,11 +107,15 @@ export function deliverJob(deps: { db: Db; repo: WebhooksRepo; audit: AuditServi
         if (disable || attempts > delays.length) {
           await repo.updateDelivery(tx, d.id, { ...record, status: 'FAILED', nextRetryAt: null });
           completed = await complete(tx, ctx.jobId, ctx.workerId);
+          outcome = 'dead';
           return;
         }
         retryIn = jitter(delays[attempts - 1]);
         await repo.updateDelivery(tx, d.id, { ...record, nextRetryAt: new Date(now.getTime() + retryIn) });
+        outcome = 'retrying';
       });
+      // Counted once the outcome committed: a rolled-back outcome is attempted again, and counted then.
+      if (outcome) deps.metrics.webhookDelivery(outcome);
       if (retryIn !== undefined) throw new RetryLater(retryIn, `delivery ${d.id} attempt failed: ${result.error ?? result.status}`);
       return completed ? 'completed' : undefined;
     },

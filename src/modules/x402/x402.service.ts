@@ -11,6 +11,7 @@ import type { X402Facilitator } from '../../providers/payments/x402-facilitator.
 import type { AuditService } from '../audit/audit.service.js';
 import type { RefundsService } from '../billing/refunds.service.js';
 import type { BillingService } from '../billing/billing.service.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { X402Repo } from './x402.repo.js';
 
 /** How long a signed authorization may take to reach us and settle. */
@@ -32,6 +33,7 @@ type Deps = {
    * single connection): the settlement is then committed on its own the moment it is confirmed.
    */
   recordsSettlementApart: boolean;
+  metrics: Pick<Metrics, 'x402Settlement'>;
 };
 
 /** What a paid call is: its price and where it lives (the resource the payer signs for). */
@@ -191,10 +193,12 @@ export function createX402Service(deps: Deps) {
             result = await s.settlePayment(ctx.payload, matched);
           } catch (err) {
             const e = err as { name?: string; errorReason?: string; errorMessage?: string };
+            deps.metrics.x402Settlement(e.name === 'SettleError' ? 'refused' : 'unknown');
             if (e.name === 'SettleError') throw await refusal(ctx, [matched], e.errorReason, e.errorMessage, tx);
             settleUnknown = err;
             throw unavailable(err);
           }
+          deps.metrics.x402Settlement(result.success ? 'settled' : 'refused');
           if (!result.success) throw await refusal(ctx, [matched], result.errorReason, result.errorMessage, tx);
           settlement = { ...result, amount: result.amount ?? matched.amount };
           // The on-chain fact first, then the ledger row that counts it in the wallet's history. Where a

@@ -28,6 +28,8 @@ export interface BlobStorage {
    * a store without it (a wrapping test fake) is simply never swept.
    */
   list?(prefix: string): AsyncIterable<StoredBlob>;
+  /** Resolves when the store answers (a cheap read, for /health); throws with the reason otherwise. */
+  check?(): Promise<void>;
 }
 
 export type StoredBlob = { key: string; modifiedAt: Date };

@@ -1,4 +1,5 @@
-import { lstat, open, opendir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, open, opendir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { copyFileAtomic, moveFileAtomic, writeFileAtomic } from './atomic-write.js';
@@ -8,7 +9,7 @@ import { assertBlobKey, type BlobStorage, type StoredBlob } from './blob-storage
 const isAbsent = (err: unknown) => ['ENOENT', 'EISDIR', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
 
 /** The built-in storage: one file per key under `root` (DATA_DIR/blobs). */
-export function createLocalStorage(root: string): BlobStorage {
+export function createLocalStorage(root: string): BlobStorage & { check(): Promise<void> } {
   const base = path.resolve(root);
   const fileOf = (key: string) => {
     assertBlobKey(key);
@@ -66,6 +67,12 @@ export function createLocalStorage(root: string): BlobStorage {
       const segments = prefix.split('/').filter(Boolean);
       if (segments.length > 0) assertBlobKey(segments.join('/'));
       yield* walk(path.join(base, ...segments), segments);
+    },
+
+    async check() {
+      // The root may not exist before the first write; once it does, it must be ours to write.
+      await mkdir(base, { recursive: true });
+      await access(base, constants.R_OK | constants.W_OK);
     },
 
     async delete(key) {

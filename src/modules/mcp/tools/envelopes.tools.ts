@@ -12,7 +12,7 @@ import { ZIdempotencyKey, countText, pageOf, pageOutput, pagingInput, toPaging }
 export const MCP_DOWNLOAD_MAX_BYTES = 5 * 1024 * 1024;
 
 export type EnvelopeToolDeps = {
-  envelopes: Pick<EnvelopesService, 'plan' | 'create' | 'get' | 'list' | 'liveStatus' | 'send' | 'resend' | 'remove' | 'download' | 'addFields' | 'removeField'>;
+  envelopes: Pick<EnvelopesService, 'plan' | 'create' | 'commitPlanned' | 'get' | 'list' | 'liveStatus' | 'send' | 'resend' | 'remove' | 'download' | 'addFields' | 'removeField'>;
   maxPdfBytes: number;
   publicUrl: string;
 };
@@ -69,7 +69,7 @@ export function envelopeTools(deps: EnvelopeToolDeps): ToolDefinition[] {
   async function createFrom<T>(tc: ToolContext, args: { pdfBase64: string } & Parameters<typeof payloadOf>[0], draft: boolean, shape: (dto: TEnvelope) => T) {
     const parts = [decodePdfBase64(args.pdfBase64, maxPdfBytes)];
     const plan = await envelopes.plan(tc.ctx, { payload: payloadOf(args), parts, draft });
-    return tc.mutate(async (tx) => shape((await envelopes.create(tx, tc.ctx, plan)).dto));
+    return envelopes.commitPlanned(tc.db, plan, () => tc.mutate(async (tx) => shape((await envelopes.create(tx, tc.ctx, plan)).dto)));
   }
 
   const renderEnvelope = (e: { envelopeId: string; title: string | null; status: string; recipients: { email: string; role: string; signingStatus: string; signingUrl: string }[] }) =>
@@ -229,7 +229,7 @@ Errors: ENVELOPE_NOT_FOUND, ENVELOPE_NOT_COMPLETE (signed before COMPLETED), DOC
       },
       mutates: false,
       async run(tc, args) {
-        const { bytes, filename } = await tc.db.transaction((tx) => envelopes.download(tx, tc.ctx, args.envelopeId, args.version));
+        const { bytes, filename } = await envelopes.download(tc.db, tc.ctx, args.envelopeId, args.version);
         const inline = bytes.byteLength <= MCP_DOWNLOAD_MAX_BYTES;
         return {
           envelopeId: args.envelopeId,

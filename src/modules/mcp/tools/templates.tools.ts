@@ -7,7 +7,7 @@ import type { TemplatesService } from '../../templates/templates.service.js';
 import { defineTool, type ToolDefinition } from '../tool.js';
 import { ZIdempotencyKey, countText, pageOf, pageOutput, pagingInput, toPaging } from './tool-shapes.js';
 
-export type TemplateToolDeps = { templates: Pick<TemplatesService, 'list' | 'get' | 'planEnvelope' | 'createEnvelope'> };
+export type TemplateToolDeps = { templates: Pick<TemplatesService, 'list' | 'get' | 'planEnvelope' | 'createEnvelope' | 'commitPlanned'> };
 
 const usd = (op: keyof typeof PRICES) => `USD ${formatUsd(PRICES[op].micros)}`;
 const ZTemplateId = z.string().min(1).max(100).describe('The templateId (a UUID) from list_templates');
@@ -59,7 +59,7 @@ Errors: INVALID_TEMPLATE_ID (not a UUID), TEMPLATE_NOT_FOUND, INVALID_TEMPLATE_R
         const { templateId, idempotencyKey: _key, ...input } = args;
         // As the REST route: planned (checks, balance, the stored PDF) before the idempotent transaction.
         const plan = await templates.planEnvelope(tc.db, tc.ctx, templateId, input);
-        return tc.mutate((tx) => templates.createEnvelope(tx, tc.ctx, plan));
+        return templates.commitPlanned(tc.db, plan, () => tc.mutate((tx) => templates.createEnvelope(tx, tc.ctx, plan)));
       },
       text: (e) => `Envelope ${e.envelopeId} "${e.title ?? ''}" is ${e.status}; recipients: ${e.recipients.map((r) => r.email).join(', ')}`,
     }),
