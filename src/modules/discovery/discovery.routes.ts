@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { renderLlmsTxt, type RouteEntry } from '../../http/openapi.js';
 import { errorResponses } from '../../http/route-docs.js';
-import { withTimeout } from './health-checks.js';
+import { within } from '../../lib/deadline.js';
 import { ZMcpManifest, mcpManifest, renderMcpLlms, type McpDiscovery } from './mcp-manifest.js';
 
 /** The signing engine as /health shows it: its name, and for documenso the circuit breaker's state (no credentials). */
@@ -14,6 +14,10 @@ const ZEngineHealth = z.object({
   circuit: z.enum(['closed', 'open', 'half-open']).optional().describe('documenso only: open while Documenso is failing (calls answer 503 DOCUMENSO_UNAVAILABLE at once)'),
 });
 
+/** A dependency check that does not answer within this long has failed: /health must answer promptly. */
+const HEALTH_CHECK_TIMEOUT_MS = 2_000;
+const checked = (check: () => Promise<void>) => within(check(), HEALTH_CHECK_TIMEOUT_MS, () => new Error(`no answer within ${HEALTH_CHECK_TIMEOUT_MS} ms`));
+
 const ZChecks = z.object({ database: z.enum(['ok', 'failed']), storage: z.enum(['ok', 'failed']) }).describe('each dependency this node needs: failed when it did not answer within 2 s');
 const UNREACHABLE = { database: 'The database is unreachable', storage: 'The document storage is unreachable', both: 'The database and the document storage are unreachable' };
 
@@ -21,7 +25,7 @@ export function discoveryRoutes(deps: {
   version: string;
   publicUrl: string;
   ping: () => Promise<void>;
-  /** The document store's check (see health-checks.ts). */
+  /** The document store's check (BlobStorage.check). */
   storage: () => Promise<void>;
   /** False once the node drains for shutdown. */
   ready: () => boolean;
@@ -45,7 +49,7 @@ export function discoveryRoutes(deps: {
         },
       },
       handler: async (request, reply) => {
-        const [database, storage] = await Promise.allSettled([withTimeout(deps.ping), withTimeout(deps.storage)]);
+        const [database, storage] = await Promise.allSettled([checked(deps.ping), checked(deps.storage)]);
         const state = (res: PromiseSettledResult<void>) => (res.status === 'fulfilled' ? ('ok' as const) : ('failed' as const));
         const checks = { database: state(database), storage: state(storage) };
         const base = { version: deps.version, engine: deps.engine(), checks };

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { rowsOf, type Database } from '../../db/client.js';
+import { within } from '../../lib/deadline.js';
 import { sandboxStats } from '../../pdf/sandbox.js';
 
 /**
@@ -61,7 +62,7 @@ export function createMetrics(deps: { database: Database }) {
 
   /** One grouped read of the live part of the queue (done jobs are not looked at: the claim index covers the rest). */
   async function readJobs(): Promise<void> {
-    // A real promise: drizzle's query runs again on each `then`, and the timeout path attaches a second.
+    // A real promise: drizzle's query runs again on each `then` (lib/deadline.ts).
     const query = Promise.resolve(deps.database.db.execute(sql`
       SELECT type,
         count(*) FILTER (WHERE status = 'queued' AND run_at <= now()) AS due,
@@ -70,10 +71,8 @@ export function createMetrics(deps: { database: Database }) {
         count(*) FILTER (WHERE status = 'dead') AS dead,
         EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE status = 'queued' AND run_at <= now())) AS oldest
       FROM jobs WHERE status IN ('queued', 'running', 'dead') GROUP BY type`));
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('job stats timed out')), SCRAPE_QUERY_TIMEOUT_MS)));
     try {
-      const rows = rowsOf<JobStatsRow>(await Promise.race([query, timeout]));
+      const rows = rowsOf<JobStatsRow>(await within(query, SCRAPE_QUERY_TIMEOUT_MS, () => new Error('job stats timed out')));
       for (const type of jobTypes) for (const g of Object.values(jobGauges)) g.set({ type }, 0);
       for (const r of rows) {
         jobTypes.add(r.type);
@@ -85,11 +84,8 @@ export function createMetrics(deps: { database: Database }) {
       }
       jobStatsOk.set(1);
     } catch {
-      query.catch(() => undefined);
       for (const g of Object.values(jobGauges)) g.reset();
       jobStatsOk.set(0);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { AppError } from '../../errors.js';
+import { within } from '../../lib/deadline.js';
 
 /**
  * Which webhook URLs Signet will call. A webhook URL is chosen by a customer, so without this policy
@@ -217,17 +218,11 @@ export async function checkResolvable(
 }
 
 async function resolveWithin(host: string, resolver: Resolver, timeoutMs: number): Promise<ResolvedAddress[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new WebhookDnsError(`Resolving ${host} took longer than ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    return await Promise.race([resolver(host), deadline]);
+    return await within(resolver(host), timeoutMs, () => new WebhookDnsError(`Resolving ${host} took longer than ${timeoutMs} ms`));
   } catch (err) {
     if (err instanceof AppError) throw err;
     const code = (err as NodeJS.ErrnoException)?.code;
     throw new WebhookDnsError(`The webhook host ${host} could not be resolved${code ? ` (${code})` : ''}`);
-  } finally {
-    clearTimeout(timer);
   }
 }
