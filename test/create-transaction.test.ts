@@ -84,8 +84,8 @@ test('create-and-send: the document is stored first, the rows are written withou
 
   const inTransaction = entries.slice(firstRow, finish).filter((e) => e.kind === 'sql');
   assert.deepEqual(inTransaction.filter((e) => e.text.startsWith('select')).map((e) => e.text.slice(0, 80)), [], 'nothing is read back inside the transaction');
-  // The engine's rows, the envelope's rows, the audit row, the job, the charge: one statement each.
-  assert.ok(inTransaction.length <= 5, `a handful of statements, got ${inTransaction.length}:\n${inTransaction.map((e) => e.text.slice(0, 60)).join('\n')}`);
+  // The engine's rows; the envelope's rows with its audit row and its job (CTEs); the charge.
+  assert.ok(inTransaction.length <= 3, `a handful of statements, got ${inTransaction.length}:\n${inTransaction.map((e) => e.text.slice(0, 60)).join('\n')}`);
   assert.match(inTransaction.at(-1)!.text, isDebit, 'the charge (debit and its ledger row, one statement) is the last write before the idempotent answer');
 });
 
@@ -98,7 +98,7 @@ test('send of a draft: the charge is the last write, after the invitations and t
   const writes = entries.filter((e) => e.kind === 'sql' && /^(insert|update|delete|with)/.test(e.text));
   const debit = writes.findIndex((e) => isDebit.test(e.text));
   assert.ok(debit >= 0, 'the send was charged');
-  assert.ok(index(writes, /^insert into "audit_log"/) < debit, 'the audit row comes before the charge');
+  assert.ok(index(writes, /^insert into "?audit_log/) < debit, 'the audit row comes before the charge');
   assert.match(writes.at(-1)!.text, /^update "idempotency_keys"/);
   assert.equal(debit, writes.length - 2, `the debit is the last write before the idempotent answer:\n${writes.map((e) => e.text.slice(0, 60)).join('\n')}`);
 });
@@ -124,5 +124,7 @@ test('an envelope from a template: the same shape, its template.use audit row be
   const writes = entries.slice(firstRow).filter((e) => e.kind === 'sql' && /^(insert|update|delete|with)/.test(e.text));
   assert.match(writes.at(-1)!.text, /^update "idempotency_keys"/);
   assert.match(writes.at(-2)!.text, isDebit, `the debit is the last write before the idempotent answer:\n${writes.map((e) => e.text.slice(0, 60)).join('\n')}`);
-  assert.ok(writes.some((e) => /^insert into "audit_log"/.test(e.text)), 'the template.use and envelope.create audit rows are in the transaction');
+  const audited = writes.flatMap((e) => e.text.match(/insert into "?audit_log/g) ?? []);
+  assert.equal(audited.length, 2, 'the template.use and envelope.create audit rows are in the transaction');
+  assert.ok(writes.length <= 4, `the engine's rows, the envelope's (with both audit rows and the job), the charge, the answer; got:\n${writes.map((e) => e.text.slice(0, 60)).join('\n')}`);
 });

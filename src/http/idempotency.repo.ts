@@ -32,6 +32,24 @@ export function createIdempotencyRepo() {
       .prepare('idempotency_try_insert'),
   );
 
+  // Every mutation with a key ends with it, inside its transaction.
+  const finishStmt = preparedPer((tx) =>
+    tx
+      .update(idempotencyKeys)
+      .set({ state: 'done', responseStatus: sql`${sql.placeholder('status')}`, responseHeaders: sql`${sql.placeholder('headers')}::jsonb`, responseBody: sql`${sql.placeholder('body')}` })
+      .where(
+        and(
+          eq(idempotencyKeys.customerId, sql.placeholder('customerId')),
+          eq(idempotencyKeys.mode, sql.placeholder('mode')),
+          eq(idempotencyKeys.key, sql.placeholder('key')),
+          eq(idempotencyKeys.leaseToken, sql.placeholder('leaseToken')),
+          eq(idempotencyKeys.state, 'in_progress'),
+        ),
+      )
+      .returning({ key: idempotencyKeys.key })
+      .prepare('idempotency_finish'),
+  );
+
   return {
     /** Inserts a fresh reservation; undefined when a row for the key already exists. */
     async tryInsert(tx: DbOrTx, s: IdempotencyScope, fingerprint: string, leaseToken: string, leaseMs: number, ttlMs: number) {
@@ -71,11 +89,7 @@ export function createIdempotencyRepo() {
 
     /** Stores the final response; false when this request no longer holds the reservation. */
     async finish(tx: DbOrTx, s: IdempotencyScope, leaseToken: string, response: StoredResponse): Promise<boolean> {
-      const rows = await tx
-        .update(idempotencyKeys)
-        .set({ state: 'done', responseStatus: response.status, responseHeaders: response.headers, responseBody: response.body })
-        .where(and(scopeWhere(s), eq(idempotencyKeys.leaseToken, leaseToken), eq(idempotencyKeys.state, 'in_progress')))
-        .returning({ key: idempotencyKeys.key });
+      const rows = await finishStmt(tx).execute({ ...s, leaseToken, status: response.status, headers: JSON.stringify(response.headers), body: response.body });
       return rows.length === 1;
     },
 

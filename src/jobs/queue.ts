@@ -1,6 +1,7 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
+import { executePrepared } from '../db/prepared.js';
 import { jobs } from '../db/schema/index.js';
 import { withRequestId } from './request-scope.js';
 
@@ -27,21 +28,32 @@ export type EnqueueInput = {
 export async function enqueue(tx: DbOrTx, jobs: EnqueueInput | EnqueueInput[]): Promise<void> {
   const list = Array.isArray(jobs) ? jobs : [jobs];
   if (list.length === 0) return;
-  const rows = sql.join(
-    list.map((job) => {
-      const runAt = job.runAt ? sql`${job.runAt.toISOString()}::timestamptz` : sql`now()`;
-      return sql`(${job.type}, ${JSON.stringify(withRequestId(job.payload ?? {}))}::jsonb, ${runAt}, ${job.maxAttempts ?? 10}, ${job.dedupeKey ?? null})`;
-    }),
-    sql`, `,
-  );
-  // One round trip: the insert runs to completion as a CTE whether or not the SELECT reads it.
-  await tx.execute(sql`
-    WITH queued AS (
-      INSERT INTO jobs (type, payload, run_at, max_attempts, dedupe_key)
-      VALUES ${rows}
-      ON CONFLICT (dedupe_key) DO NOTHING
-    )
-    SELECT pg_notify(${JOBS_CHANNEL}, '')`);
+  await executePrepared(tx, enqueueStatement(list));
+}
+
+/**
+ * The INSERT that enqueues `jobs`, for a caller that runs it inside a larger statement (a CTE of its
+ * own insert) to save a round trip; `enqueue` runs it alone. Its NOTIFY is part of it: pg_notify is
+ * a function of its FROM list, evaluated once, so the insert wakes the workers however it is run.
+ * The jobs travel as one JSON parameter, so the text is the same for any number of them.
+ */
+export function enqueueStatement(jobs: EnqueueInput[]): SQL {
+  const rows = jobs.map((job, n) => ({
+    n,
+    type: job.type,
+    payload: withRequestId(job.payload ?? {}),
+    run_at: job.runAt?.toISOString() ?? null,
+    max_attempts: job.maxAttempts ?? 10,
+    dedupe_key: job.dedupeKey ?? null,
+  }));
+  return sql`
+    INSERT INTO jobs (type, payload, run_at, max_attempts, dedupe_key)
+    SELECT x.type, x.payload, coalesce(x.run_at, now()), x.max_attempts, x.dedupe_key
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS x(n int, type text, payload jsonb, run_at timestamptz, max_attempts int, dedupe_key text),
+      pg_notify(${JOBS_CHANNEL}, '')
+    ORDER BY x.n
+    ON CONFLICT (dedupe_key) DO NOTHING`;
 }
 
 /**

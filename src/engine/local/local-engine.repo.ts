@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
-import { preparedPer } from '../../db/prepared.js';
+import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
 import { progressKey } from './local-engine.js';
@@ -59,7 +59,7 @@ export function createLocalEngineRepo() {
      * inserted in that order, so their bigserial ids ascend with it).
      */
     async insertDocumentTree(tx: DbOrTx, doc: NewDocument, recipients: NewRecipient[], fields: NewField[]): Promise<{ numericId: number; recipientIds: Map<number, number>; fieldIds: number[] }> {
-      const result = await tx.execute(sql`
+      const result = await executePrepared(tx, sql`
         WITH d AS (
           INSERT INTO engine_documents (id, status, title, original_key, sha256, pages, test_send, meta, expires_at)
           VALUES (${doc.id}, ${doc.status}, ${doc.title}, ${doc.originalKey}, ${doc.sha256}, ${JSON.stringify(doc.pages)}::jsonb, ${doc.testSend}, ${JSON.stringify(doc.meta)}::jsonb, ${doc.expiresAt.toISOString()}::timestamptz)

@@ -1,5 +1,6 @@
-import { count, desc, eq } from 'drizzle-orm';
+import { count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
+import { executePrepared } from '../../db/prepared.js';
 import { auditLog, operatorAlerts } from '../../db/schema/index.js';
 
 export type AuditEntry = {
@@ -23,11 +24,23 @@ export type AlertInput = {
   data?: Record<string, unknown>;
 };
 
+/**
+ * The INSERT of one audit row: `insert` runs it alone; a hot write runs it inside its own statement
+ * (a CTE) to save a round trip.
+ */
+function insertStatement(e: AuditEntry): SQL {
+  return sql`
+    INSERT INTO audit_log (customer_id, actor_type, actor_id, action, resource_type, resource_id, request_id, ip, metadata)
+    VALUES (${e.customerId}, ${e.actorType}, ${e.actorId}, ${e.action}, ${e.resourceType}, ${e.resourceId}, ${e.requestId}, ${e.ip}, ${e.metadata === undefined ? null : JSON.stringify(e.metadata)}::jsonb)`;
+}
+
 export function createAuditRepo() {
   return {
     async insert(tx: DbOrTx, entry: AuditEntry): Promise<void> {
-      await tx.insert(auditLog).values(entry);
+      await executePrepared(tx, insertStatement(entry));
     },
+
+    insertStatement,
 
     async list(tx: DbOrTx, filter: { customerId?: string }, page: { limit: number; offset: number }) {
       const where = filter.customerId ? eq(auditLog.customerId, filter.customerId) : undefined;

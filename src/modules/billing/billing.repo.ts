@@ -1,16 +1,17 @@
 import { and, count, desc, eq, lt, sql } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
-import { preparedPer } from '../../db/prepared.js';
+import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { customers, ledgerEntries } from '../../db/schema/index.js';
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
+export type Standing = { balance: bigint; sandboxLeft: number; name: string | null };
 export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'createdAt'>;
 
 export function createBillingRepo() {
   // Read before every billable call (the affordability check): prepared once.
   const standingStmt = preparedPer((tx) =>
     tx
-      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit })
+      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit, name: customers.name })
       .from(customers)
       .where(eq(customers.id, sql.placeholder('id')))
       .prepare('billing_standing'),
@@ -23,7 +24,7 @@ export function createBillingRepo() {
      */
     async debitWithEntry(tx: DbOrTx, e: { customerId: string; amountMicros: bigint; operation: string; envelopeId: string | null; envelopeTitle: string | null; description: string }): Promise<{ id: string } | undefined> {
       const amount = sql`${e.amountMicros.toString()}::bigint`;
-      const result = await tx.execute(sql`
+      const result = await executePrepared(tx, sql`
         WITH debited AS (
           UPDATE customers SET balance_micros = balance_micros - ${amount}
           WHERE id = ${e.customerId} AND balance_micros >= ${amount}
@@ -55,9 +56,10 @@ export function createBillingRepo() {
     },
 
     /** The balance and the sandbox allowance, read without a lock (a pre-check; the debit decides). */
-    async standing(tx: DbOrTx, customerId: string): Promise<{ balance: bigint; sandboxLeft: number } | undefined> {
+    /** With the account's name: a create's check needs it next (invitations show it), and one read is cheaper than two. */
+    async standing(tx: DbOrTx, customerId: string): Promise<Standing | undefined> {
       const [row] = await standingStmt(tx).execute({ id: customerId });
-      return row && { balance: row.balance, sandboxLeft: row.limit - row.used };
+      return row && { balance: row.balance, sandboxLeft: row.limit - row.used, name: row.name };
     },
 
     async balance(tx: DbOrTx, customerId: string): Promise<bigint> {

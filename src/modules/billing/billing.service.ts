@@ -2,7 +2,7 @@ import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import type { Actor } from '../../context.js';
 import { formatUsd } from '../../lib/money.js';
-import type { BillingRepo, LedgerRow } from './billing.repo.js';
+import type { BillingRepo, LedgerRow, Standing } from './billing.repo.js';
 import { PRICES, type BillableOperation } from '../../lib/prices.js';
 import type { Metrics } from '../ops/metrics.js';
 
@@ -40,20 +40,22 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
     /**
      * The cheap refusal before any parsing or storing (DESIGN §4.12): answers the 402 that `charge`
      * would, from one unlocked read. Passing it promises nothing: the charge in the transaction decides.
+     * Answers what it read (with the account's name), or undefined when it read nothing (an x402 payer).
      */
-    async assertAffordable(input: Pick<ChargeInput, 'actor' | 'operation' | 'testModeHeader'> & { also?: BillableOperation[] }): Promise<void> {
+    async assertAffordable(input: Pick<ChargeInput, 'actor' | 'operation' | 'testModeHeader'> & { also?: BillableOperation[] }): Promise<Standing | undefined> {
       // An x402 payer pays on-chain; the facilitator's verify is its affordability check.
-      if (input.actor.payment) return;
+      if (input.actor.payment) return undefined;
       const standing = await repo.standing(deps.db, input.actor.customerId);
-      if (!standing) return; // the charge reports it
+      if (!standing) return undefined; // the charge reports it
       // `also`: the other charges the same call makes (a gated recipient's verification), refused together.
       const operations = [input.operation, ...(input.also ?? [])];
       if (sandboxed(input)) {
         if (standing.sandboxLeft < operations.length) throw sandboxUsedUp();
-        return;
+        return standing;
       }
       const price = operations.reduce((sum, op) => sum + PRICES[op].micros, 0n);
       if (standing.balance < price) throw insufficient(standing.balance, price);
+      return standing;
     },
 
     /**

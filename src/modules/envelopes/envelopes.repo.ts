@@ -1,6 +1,6 @@
-import { and, asc, count, desc, eq, inArray, isNull, like, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
-import { preparedPer } from '../../db/prepared.js';
+import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { envelopeEvents, envelopeFields, envelopeRecipients, envelopes } from '../../db/schema/index.js';
 
 export type EnvelopeRow = typeof envelopes.$inferSelect;
@@ -40,9 +40,18 @@ export function createEnvelopesRepo() {
      * rows, so the rows answered are the ones given plus what the database chose: ids and timestamps.
      * Fields are inserted in the order given, so their bigserial ids ascend with it.
      */
-    async insertTree(tx: DbOrTx, env: NewEnvelope, recipients: NewStoredRecipient[], fields: NewStoredField[]): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[]; fields: StoredFieldRow[] }> {
+    async insertTree(
+      tx: DbOrTx,
+      env: NewEnvelope,
+      recipients: NewStoredRecipient[],
+      fields: NewStoredField[],
+      companions: SQL[] = [],
+    ): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[]; fields: StoredFieldRow[] }> {
       const fresh = FRESH_RECIPIENT;
-      const result = await tx.execute(sql`
+      // Other modules' writes of the same change (its audit row, its job) ride along as CTEs, which
+      // run once and to completion whether or not the SELECT reads them: no round trip of their own.
+      const also = sql.join(companions.map((c, i) => sql`, ${sql.raw(`c${i}`)} AS (${c})`));
+      const result = await executePrepared(tx, sql`
         WITH e AS (
           INSERT INTO envelopes (id, customer_id, mode, engine_envelope_id, engine_numeric_id, status, title, meta, test_send, document_sha256, page_count, detected_from_placeholders, charged_micros, expires_at, storage_expiry_days, storage_expires_at)
           VALUES (${env.id}, ${env.customerId}, ${env.mode}, ${env.engineEnvelopeId}, ${env.engineNumericId}, ${env.status}, ${env.title}, ${JSON.stringify(env.meta)}::jsonb, ${env.testSend}, ${env.documentSha256}, ${env.pageCount}, ${env.detectedFromPlaceholders}, ${env.chargedMicros.toString()}::bigint, ${env.expiresAt.toISOString()}::timestamptz, ${env.storageExpiryDays}, ${env.storageExpiresAt.toISOString()}::timestamptz)
@@ -60,7 +69,7 @@ export function createEnvelopesRepo() {
             AS x(engine_field_id bigint, recipient_email text, type text, page int, x float8, y float8, width float8, height float8, n int)
           ORDER BY x.n
           RETURNING id
-        )
+        )${also}
         SELECT (SELECT json_build_array(created_at, updated_at) FROM e) AS at,
                (SELECT coalesce(json_agg(json_build_array(position, id)), '[]') FROM r) AS recipients,
                (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM f) AS fields`);

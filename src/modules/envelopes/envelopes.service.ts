@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { SQL } from 'drizzle-orm';
 import type { OperatorContext, Paging, RequestContext } from '../../context.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { TERMINAL_STATUSES, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
-import { enqueue } from '../../jobs/queue.js';
+import { enqueueStatement } from '../../jobs/queue.js';
 import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
@@ -133,7 +134,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       // Each gated recipient is one verification more, charged with the envelope.
       const gated = payload.recipients.filter((r) => r.verificationRequired).length;
       if (!draft && gated && ctx.actor.payment) throw gatedUnderX402();
-      if (!draft) await deps.billing.assertAffordable({ actor: ctx.actor, operation, testModeHeader: ctx.testModeHeader, also: Array(gated).fill('verification_create') });
+      const standing = draft ? undefined : await deps.billing.assertAffordable({ actor: ctx.actor, operation, testModeHeader: ctx.testModeHeader, also: Array(gated).fill('verification_create') });
       const planned =
         'prepared' in input
           ? await input.prepared()
@@ -147,7 +148,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields: planned.fields,
         meta: payload.meta ?? {},
-        senderName: await deps.senderNameOf(ctx.actor.customerId),
+        senderName: standing ? standing.name : await deps.senderNameOf(ctx.actor.customerId), // no check read it: a draft, x402
         testSend,
         expiresAt,
         draft,
@@ -165,11 +166,11 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     },
 
     /**
-     * The rows of a planned create, in a handful of statements that read nothing back; the charge
-     * comes last so the customer's balance row is locked for as little of the transaction as possible
-     * (concurrent creates of one customer queue on that lock).
+     * The rows of a planned create in three statements that read nothing back: the engine's rows; the
+     * envelope's with its audit row, its job and the caller's `also` (another module's writes); the
+     * charge, last, so the customer's balance row (on which its creates queue) is locked briefly.
      */
-    async create(tx: Tx, ctx: RequestContext, plan: CreatePlan): Promise<{ dto: TEnvelope }> {
+    async create(tx: Tx, ctx: RequestContext, plan: CreatePlan, also: SQL[] = []): Promise<{ dto: TEnvelope }> {
       const { payload, document, draft, fields, fromMarkers, expiresAt, testSend } = plan;
       const now = new Date();
       const storageExpiryDays = payload.storageExpiryDays ?? deps.storageExpiryDays;
@@ -197,20 +198,15 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           storageExpiryDays,
           storageExpiresAt: new Date(now.getTime() + storageExpiryDays * DAY),
         },
-        payload.recipients.map((r, i) => ({
-          position: i + 1,
-          email: r.email,
-          name: r.name,
-          role: r.role,
-          signingOrder: r.signingOrder ?? null,
-          engineRecipientId: created.recipients[i].engineRecipientId,
-          verificationRequired: r.verificationRequired ?? false,
-        })),
+        payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, engineRecipientId: created.recipients[i].engineRecipientId, verificationRequired: r.verificationRequired ?? false })),
         created.fields.map((cf, i) => ({ engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
+        [
+          deps.audit.customerStatement(ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: plan.envelopeId }),
+          ...(draft ? [] : [enqueueStatement([{ type: DISTRIBUTE_JOB, payload: { envelopeId: plan.envelopeId }, dedupeKey: `distribute:${plan.envelopeId}` }])]),
+          ...also,
+        ],
       );
-      await deps.audit.customer(tx, ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: envelope.id });
       if (!draft) {
-        await enqueue(tx, { type: DISTRIBUTE_JOB, payload: { envelopeId: envelope.id }, dedupeKey: `distribute:${envelope.id}` });
         await deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
         await gateRecipients(tx, ctx, envelope, recipients);
       }

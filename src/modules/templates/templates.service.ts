@@ -152,9 +152,9 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
 
     /** Creates (and, unless a draft, charges and sends) the planned envelope; a draft's later send is charged as any draft's. */
     async createEnvelope(tx: Tx, ctx: RequestContext, plan: FromTemplatePlan) {
-      // Before the create, whose charge is the transaction's last write.
-      await deps.audit.customer(tx, ctx, { action: 'template.use', resourceType: 'template', resourceId: plan.templateId, metadata: { envelopeId: plan.envelope.envelopeId } });
-      return (await deps.envelopes.create(tx, ctx, plan.envelope)).dto;
+      // Written with the envelope's rows, before the charge (the transaction's last write).
+      const used = deps.audit.customerStatement(ctx, { action: 'template.use', resourceType: 'template', resourceId: plan.templateId, metadata: { envelopeId: plan.envelope.envelopeId } });
+      return (await deps.envelopes.create(tx, ctx, plan.envelope, [used])).dto;
     },
   };
 }
