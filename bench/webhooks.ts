@@ -90,8 +90,7 @@ async function emit(s: Setup, count: number, tag: (i: number) => string): Promis
         eventId: null,
         event: 'envelope.sent',
         occurredAt: new Date(),
-        envelope: { envelopeId, engineEnvelopeId: envelopeId, status: 'PENDING', title: tag(i), recipients: [], createdAt },
-        recipient: null,
+        payload: async () => ({ envelope: { envelopeId, engineEnvelopeId: envelopeId, status: 'PENDING', title: tag(i), recipients: [], createdAt }, recipient: null }),
       });
     }
   });

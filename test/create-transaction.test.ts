@@ -103,6 +103,17 @@ test('send of a draft: the charge is the last write, after the invitations and t
   assert.equal(debit, writes.length - 2, `the debit is the last write before the idempotent answer:\n${writes.map((e) => e.text.slice(0, 60)).join('\n')}`);
 });
 
+test('events that no webhook endpoint takes build no payload: a send reads its fields once, for its own check', async () => {
+  const { envelopeId } = await createAndSend(true);
+  const { value: res, entries } = await recorded(() =>
+    t.app.inject({ method: 'POST', url: `/v1/envelopes/${envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'idempotency-key': newKey(), 'content-type': 'application/json' }, payload: {} }),
+  );
+  assert.equal(res.statusCode, 200, res.body);
+  assert.ok(entries.some((e) => /from "webhooks"/.test(e.text)), 'the endpoints were looked up');
+  const fieldReads = entries.filter((e) => /^select .* from "envelope_fields"/.test(e.text));
+  assert.equal(fieldReads.length, 1, `the fields are read by the send's check only:\n${fieldReads.map((e) => e.text.slice(0, 80)).join('\n')}`);
+});
+
 test('an envelope from a template: the same shape, its template.use audit row before the charge', async () => {
   const pdf = await makePdf([[{ text: '{{signature, r1}}', x: 72, y: 600 }]]);
   const tpl = multipart([{ name: 'file', value: pdf, filename: 't.pdf' }, { name: 'payload', value: JSON.stringify({ title: 'T', recipients: [{ email: 'slot1@example.com', name: 'Slot 1', role: 'SIGNER' }] }) }]);

@@ -113,8 +113,7 @@ describe('DELETE racing a delivery outcome', () => {
         eventId: null,
         event: 'envelope.sent',
         occurredAt: new Date(),
-        envelope: { status: 'SENT' },
-        recipient: null,
+        payload: async () => ({ envelope: { status: 'SENT' }, recipient: null }),
       }),
     );
     const [delivery] = rowsOf<{ id: string }>(await db.execute(sql`SELECT id FROM webhook_deliveries WHERE webhook_id = ${webhookId}`));

@@ -172,8 +172,7 @@ test(
             eventId: null,
             event: 'envelope.sent',
             occurredAt: new Date(),
-            envelope: { envelopeId, status: 'SENT', title: `Event ${batch * 50 + i}`, recipients: [], createdAt: new Date().toISOString() },
-            recipient: null,
+            payload: async () => ({ envelope: { envelopeId, status: 'SENT', title: `Event ${batch * 50 + i}`, recipients: [], createdAt: new Date().toISOString() }, recipient: null }),
           });
         }
       });

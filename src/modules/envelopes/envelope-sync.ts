@@ -14,8 +14,8 @@ export type PublishedEvent = {
   eventId: number;
   event: string;
   occurredAt: Date;
-  envelope: Record<string, unknown>;
-  recipient: Record<string, unknown> | null;
+  /** The envelope and the event's recipient as receivers see them; built when first asked for. */
+  payload: () => Promise<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null }>;
 };
 
 /** An envelope's stored copy as it stands against the engine's status. */
@@ -215,8 +215,11 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     if (inserted.length && deps.publish) {
       // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id}
       // returns: built from the recipients as just written, the links the engine reported where it did.
-      const links = await linksOf(tx, status, recipients);
-      const dto = dtoOf({ ...row, updatedAt: new Date() }, { recipients, fields: await repo.fields(tx, [envelope.id]), links, gates: await gatesOf(tx, recipients) });
+      // Built once for all the events, and only if an endpoint takes one: most customers have none.
+      const at = new Date();
+      let built: Promise<TEnvelope> | undefined;
+      const envelopeNow = () =>
+        (built ??= (async () => dtoOf({ ...row, updatedAt: at }, { recipients, fields: await repo.fields(tx, [envelope.id]), links: await linksOf(tx, status, recipients), gates: await gatesOf(tx, recipients) }))());
       for (const ev of inserted) {
         await deps.publish(tx, {
           owner: { customerId: envelope.customerId, mode: envelope.mode },
@@ -224,8 +227,10 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
           eventId: ev.id,
           event: EVENT_NAMES[ev.eventType as EventType],
           occurredAt: ev.occurredAt,
-          envelope: dto,
-          recipient: dto.recipients.find((r) => r.email === ev.recipientEmail) ?? null,
+          payload: async () => {
+            const dto = await envelopeNow();
+            return { envelope: dto, recipient: dto.recipients.find((r) => r.email === ev.recipientEmail) ?? null };
+          },
         });
       }
     }

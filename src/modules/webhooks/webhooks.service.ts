@@ -27,8 +27,8 @@ export type FanOutEvent = {
   eventId: number | null;
   event: string;
   occurredAt: Date;
-  envelope: Record<string, unknown>;
-  recipient: Record<string, unknown> | null;
+  /** The envelope and the event's recipient; asked for only when an endpoint takes the event. */
+  payload: () => Promise<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null }>;
 };
 
 export function webhookDto(w: WebhookRow) {
@@ -160,6 +160,8 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
     /** One delivery per active registration subscribed to the event, created with the event. */
     async fanOut(tx: Tx, e: FanOutEvent): Promise<void> {
       const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes('*') || w.events.includes(e.event));
+      if (targets.length === 0) return;
+      const { envelope, recipient } = await e.payload();
       const rows = await repo.insertDeliveries(
         tx,
         targets.map((w) => ({
@@ -167,7 +169,7 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
           event: e.event,
           envelopeId: e.envelopeId,
           eventId: e.eventId,
-          payload: { envelope: e.envelope, recipient: e.recipient, occurredAt: e.occurredAt.toISOString() },
+          payload: { envelope, recipient, occurredAt: e.occurredAt.toISOString() },
         })),
       );
       for (const d of rows) await enqueue(tx, { type: DELIVER_JOB, payload: { deliveryId: d.id }, maxAttempts: 1000 });
