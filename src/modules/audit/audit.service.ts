@@ -1,6 +1,6 @@
+import type { SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import type { OperatorContext, RequestContext } from '../../context.js';
-import type { SQL } from 'drizzle-orm';
 import type { AlertInput, AuditEntry, AuditRepo } from './audit.repo.js';
 
 export type AuditRecord = { action: string; resourceType: string; resourceId?: string | null; customerId?: string | null; metadata?: Record<string, unknown> };

@@ -55,8 +55,10 @@ export function createBillingRepo() {
       return rows.length === 1;
     },
 
-    /** The balance and the sandbox allowance, read without a lock (a pre-check; the debit decides). */
-    /** With the account's name: a create's check needs it next (invitations show it), and one read is cheaper than two. */
+    /**
+     * The balance and the sandbox allowance, read without a lock (a pre-check; the debit decides), with
+     * the account's name: a create needs it next (invitations show it), and one read is cheaper than two.
+     */
     async standing(tx: DbOrTx, customerId: string): Promise<Standing | undefined> {
       const [row] = await standingStmt(tx).execute({ id: customerId });
       return row && { balance: row.balance, sandboxLeft: row.limit - row.used, name: row.name };
