@@ -521,3 +521,39 @@ test('stop() waits for the running job to finish and then claims nothing more', 
     await stopAll();
   }
 });
+
+test('a worker claims once per wake-up: a claim that comes back short ends the round, and a full one is followed by another', async () => {
+  const type = uniqueType('claims');
+  const ran: number[] = [];
+  // Counts the worker's claims (its only statement with SKIP LOCKED) on the pool it is given.
+  let claims = 0;
+  const { dialect } = dbA.db as unknown as { dialect: { sqlToQuery(q: unknown): { sql: string } } };
+  const counted = new Proxy(dbA.db, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (prop === 'execute') return (q: unknown) => (dialect.sqlToQuery(q).sql.includes('SKIP LOCKED') && claims++, target.execute(q as never));
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  await startWorker({ database: { ...dbA, db: counted }, jobs: [{ type, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) }], concurrency: 4, intervalMs: 60_000 });
+  try {
+    await waitFor(() => claims === 1, 2_000, 'the first tick to claim');
+    await sleep(200);
+    claims = 0;
+    // Three jobs in one commit: one NOTIFY, one claim (3 of 4 slots), and none after each job ends.
+    await dbA.db.transaction((tx) => enqueue(tx, [1, 2, 3].map((n) => ({ type, payload: { n } }))));
+    await waitFor(async () => (await rowsOfType(type)).every((r) => r.status === 'done'), 2_000, 'the three jobs to be done');
+    await sleep(200);
+    assert.equal(claims, 1, `one claim for one wake-up, got ${claims}`);
+
+    // Six jobs: the first claim fills the 4 slots, so the queue may hold more and a finished job claims
+    // again; without that, two of them would wait for the next tick (a minute away).
+    claims = 0;
+    await dbA.db.transaction((tx) => enqueue(tx, [4, 5, 6, 7, 8, 9].map((n) => ({ type, payload: { n } }))));
+    await waitFor(async () => (await rowsOfType(type)).every((r) => r.status === 'done'), 2_000, 'the six jobs to be done');
+    assert.deepEqual([...ran].sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.ok(claims >= 2 && claims <= 4, `a full claim and the claims after it, got ${claims}`);
+  } finally {
+    await stopAll();
+  }
+});

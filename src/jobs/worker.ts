@@ -135,6 +135,20 @@ export function createWorker(opts: WorkerOptions) {
     }
   }
 
+  /**
+   * Wake-ups (a NOTIFY, a tick, `wake`) since the last claim that came back short. A short claim proves
+   * no more jobs were due when it ran, so a finished job claims again only if something may have come
+   * since (a wake-up, or a full claim that may have left more): an idle queue costs no claim per job.
+   */
+  let wakes = 0;
+  let mayBeDue = true;
+
+  function wakeUp(): Promise<void> {
+    wakes++;
+    mayBeDue = true;
+    return pump();
+  }
+
   /** Claims as many due jobs as there are free slots, starts them, and repeats while work keeps coming. */
   function pump(): Promise<void> {
     if (pumping) {
@@ -151,13 +165,15 @@ export function createWorker(opts: WorkerOptions) {
     try {
       do {
         wakeAgain = false;
-        while (!stopped && running.size < opts.concurrency) {
-          const claimed = await claim(opts.database.db, { workerId, types, limit: opts.concurrency - running.size, leaseMs: opts.leaseMs });
-          if (claimed.length === 0) break;
+        while (!stopped && mayBeDue && running.size < opts.concurrency) {
+          const seen = wakes;
+          const limit = opts.concurrency - running.size;
+          const claimed = await claim(opts.database.db, { workerId, types, limit, leaseMs: opts.leaseMs });
+          if (claimed.length < limit && wakes === seen) mayBeDue = false;
           for (const job of claimed) {
             const p: Promise<void> = runJob(job).finally(() => {
               running.delete(p);
-              if (!stopped) void pump();
+              if (!stopped && mayBeDue) void pump();
             });
             running.add(p);
           }
@@ -201,7 +217,7 @@ export function createWorker(opts: WorkerOptions) {
   function tick(): void {
     ticking = (async () => {
       await runPeriodic();
-      await pump();
+      await wakeUp();
     })().finally(() => {
       ticking = undefined;
       if (!stopped) timer = setTimeout(tick, opts.intervalMs);
@@ -213,12 +229,12 @@ export function createWorker(opts: WorkerOptions) {
     async start(): Promise<void> {
       if (!stopped) return;
       stopped = false;
-      unlisten = await opts.database.listen(JOBS_CHANNEL, () => void pump());
+      unlisten = await opts.database.listen(JOBS_CHANNEL, () => void wakeUp());
       tick();
     },
     /** Pumps now: for callers that know work was just committed (tests, in-process wake-ups). */
     wake(): void {
-      if (!stopped) void pump();
+      if (!stopped) void wakeUp();
     },
     /** Stops claiming, then waits for the periodic task, the claim and the jobs in hand to finish. */
     async stop(): Promise<void> {

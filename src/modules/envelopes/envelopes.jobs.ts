@@ -1,16 +1,21 @@
 import { z } from 'zod';
 import type { Db } from '../../db/client.js';
+import { complete } from '../../jobs/queue.js';
 import { defineJob, type PeriodicTask } from '../../jobs/worker.js';
 import type { EnvelopesService } from './envelopes.service.js';
 
 export const DISTRIBUTE_JOB = 'envelope.distribute';
 
-/** PENDING → SENT: the invitations of a create-and-send go out after the request committed. */
+/** PENDING → SENT: the invitations of a create-and-send go out after the request committed; the job ends done in the same transaction. */
 export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'distribute'> }) =>
   defineJob({
     type: DISTRIBUTE_JOB,
     payload: z.object({ envelopeId: z.guid() }),
-    handle: ({ envelopeId }) => deps.db.transaction((tx) => deps.envelopes.distribute(tx, envelopeId)),
+    handle: ({ envelopeId }, ctx) =>
+      deps.db.transaction(async (tx) => {
+        await deps.envelopes.distribute(tx, envelopeId);
+        return (await complete(tx, ctx.jobId, ctx.workerId)) ? 'completed' : undefined;
+      }),
   });
 
 export const envelopePeriodicTasks = (deps: { envelopes: Pick<EnvelopesService, 'expireDue' | 'purgeDue'> }): PeriodicTask[] => [
