@@ -139,3 +139,15 @@ test('an envelope from a template: the same shape, its template.use audit row be
   assert.equal(audited.length, 2, 'the template.use and envelope.create audit rows are in the transaction');
   assert.ok(writes.length <= 4, `the engine's rows, the envelope's (with both audit rows and the job), the charge, the answer; got:\n${writes.map((e) => e.text.slice(0, 60)).join('\n')}`);
 });
+
+test("a send's engine writes (SENT, its event, the invitations' jobs and the recipients' marks) are one statement", async () => {
+  const { envelopeId } = await createAndSend(true);
+  const { value: res, entries } = await recorded(() =>
+    t.app.inject({ method: 'POST', url: `/v1/envelopes/${envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'idempotency-key': newKey(), 'content-type': 'application/json' }, payload: {} }),
+  );
+  assert.equal(res.statusCode, 200, res.body);
+  const engineWrites = entries.filter((e) => e.kind === 'sql' && /^(insert|update|with)/.test(e.text) && /engine_(documents|events|recipients)|into jobs/.test(e.text) && !/envelope_/.test(e.text));
+  assert.equal(engineWrites.length, 1, `one statement:\n${engineWrites.map((e) => e.text.replace(/\s+/g, ' ').slice(0, 100)).join('\n')}`);
+  const [write] = engineWrites;
+  for (const part of [/update engine_documents/, /insert into engine_events/, /insert into jobs/, /update engine_recipients set notified_at/]) assert.match(write.text.replace(/\s+/g, ' '), part);
+});

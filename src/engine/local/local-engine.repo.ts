@@ -1,9 +1,12 @@
-import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
 import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
 import { progressKey } from './local-engine.js';
+
+/** Other writes of the same change as CTEs of a statement (`, c0 AS (…), c1 AS (…)`): they run once and to completion unread. */
+const companions = (also: SQL[]) => sql.join(also.map((c, i) => sql`, ${sql.raw(`c${i}`)} AS (${c})`));
 
 export type DocumentRow = typeof engineDocuments.$inferSelect;
 export type RecipientRow = typeof engineRecipients.$inferSelect;
@@ -172,26 +175,35 @@ export function createLocalEngineRepo() {
     },
 
     /** The document SENT (with the send's meta and mode when given) and its SENT event, in one statement. */
-    async markSent(tx: DbOrTx, id: string, set: { meta?: DocumentRow['meta']; testSend?: boolean }): Promise<void> {
-      await tx.execute(sql`
+    /** SENT, with its event; `also` (the invitations' writes) rides along as CTEs: one statement in all. */
+    async markSent(tx: DbOrTx, id: string, set: { meta?: DocumentRow['meta']; testSend?: boolean }, also: SQL[] = []): Promise<void> {
+      await executePrepared(tx, sql`
         WITH sent AS (
           UPDATE engine_documents
           SET status = 'SENT', meta = coalesce(${set.meta === undefined ? null : JSON.stringify(set.meta)}::jsonb, meta),
               test_send = coalesce(${set.testSend ?? null}::boolean, test_send), updated_at = now()
           WHERE id = ${id}
           RETURNING id
-        )
-        INSERT INTO engine_events (document_id, event) SELECT id, 'SENT' FROM sent`);
+        ), ev AS (
+          INSERT INTO engine_events (document_id, event) SELECT id, 'SENT' FROM sent
+        )${companions(also)}
+        SELECT 1`);
     },
 
     async updateRecipient(tx: DbOrTx, id: number, set: Partial<typeof engineRecipients.$inferInsert>): Promise<void> {
       await tx.update(engineRecipients).set(set).where(eq(engineRecipients.id, id));
     },
 
-    /** Invited (or reminded) now. */
-    async markNotified(tx: DbOrTx, ids: number[]): Promise<void> {
-      if (ids.length === 0) return;
-      await tx.update(engineRecipients).set({ notifiedAt: new Date(), sendStatus: 'SENT' }).where(inArray(engineRecipients.id, ids));
+    /** The UPDATE that marks recipients invited (or reminded) now; the ids travel as one JSON parameter. */
+    notifiedStatement(ids: number[]): SQL {
+      return sql`UPDATE engine_recipients SET notified_at = ${new Date().toISOString()}::timestamptz, send_status = 'SENT'
+        WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::int)`;
+    },
+
+    /** Writes that belong together (an invitation's job and its recipient's mark) in one statement. */
+    async together(tx: DbOrTx, statements: SQL[]): Promise<void> {
+      if (statements.length === 0) return;
+      await executePrepared(tx, sql`WITH ${sql.join(statements.map((c, i) => sql`${sql.raw(`c${i}`)} AS (${c})`), sql`, `)} SELECT 1`);
     },
 
     async setFieldValue(tx: DbOrTx, fieldId: number, value: string | null): Promise<void> {

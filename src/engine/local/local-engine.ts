@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
-import { enqueue } from '../../jobs/queue.js';
+import { enqueue, enqueueStatement } from '../../jobs/queue.js';
 import { putContent, type BlobStorage } from '../../providers/storage/index.js';
 import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine, StagedDocument } from '../engine.js';
 import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
@@ -73,15 +74,21 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   }
 
   /** PENDING or DRAFT → SENT: the document is out, whoever's turn it is may act. Invitations are the caller's. */
-  async function markSent(tx: Tx, documentId: string, set: { meta?: EngineMeta; testSend?: boolean } = {}) {
-    await repo.markSent(tx, documentId, set);
+  async function markSent(tx: Tx, documentId: string, set: { meta?: EngineMeta; testSend?: boolean } = {}, also: SQL[] = []) {
+    await repo.markSent(tx, documentId, set, also);
   }
 
-  /** Invites everyone whose turn it is and who was not invited yet; VIEWERs are invited on distribution. */
-  async function notifyTurn(tx: Tx, doc: { id: string; title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean) {
+  /** The writes that invite everyone whose turn it is and who was not invited yet (VIEWERs on distribution): their jobs and their mark. */
+  function turnWrites(doc: { title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean): SQL[] {
     const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])].filter((r) => !r.notifiedAt);
-    await notifier.invite(tx, doc, targets.map((r) => ({ name: r.name, email: r.email, link: linkOf(r), action: actionOf(r.role) })));
-    await repo.markNotified(tx, targets.map((r) => r.id));
+    if (targets.length === 0) return [];
+    const jobs = notifier.invitations(doc, targets.map((r) => ({ name: r.name, email: r.email, link: linkOf(r), action: actionOf(r.role) })));
+    return [enqueueStatement(jobs), repo.notifiedStatement(targets.map((r) => r.id))];
+  }
+
+  /** Invites everyone whose turn it is, in one statement. */
+  async function notifyTurn(tx: Tx, doc: { title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean) {
+    await repo.together(tx, turnWrites(doc, recipients, includeViewers));
   }
 
   const engine: SigningEngine = {
@@ -167,15 +174,15 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
       const meta = { ...doc.meta, ...opts.meta };
       const testSend = opts.testSend ?? doc.testSend;
-      await markSent(tx, doc.id, { meta, testSend });
-      await notifyTurn(tx, { ...doc, meta, testSend }, await repo.recipients(tx, doc.id), true);
+      // SENT and the invitations in one statement.
+      await markSent(tx, doc.id, { meta, testSend }, turnWrites({ ...doc, meta, testSend }, await repo.recipients(tx, doc.id), true));
     },
 
     async resend(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       const turn = currentTurn(await repo.recipients(tx, doc.id));
-      await notifier.remind(tx, doc, turn.map((r) => ({ name: r.name, email: r.email, role: r.role, link: linkOf(r) })));
-      await repo.markNotified(tx, turn.map((r) => r.id));
+      const jobs = notifier.reminders(doc, turn.map((r) => ({ name: r.name, email: r.email, role: r.role, link: linkOf(r) })));
+      if (turn.length) await repo.together(tx, [enqueueStatement(jobs), repo.notifiedStatement(turn.map((r) => r.id))]);
       return turn.map((r) => ({ name: r.name, email: r.email }));
     },
 

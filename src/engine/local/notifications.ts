@@ -43,11 +43,11 @@ export function createNotifier() {
   const send = (tx: DbOrTx, doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']) => enqueue(tx, job(doc, to, mail, attachments));
 
   return {
-    /** Invitations to everyone given, in one statement. */
-    invite: (tx: DbOrTx, doc: Doc, to: (Person & { link: string; action: SigningAction })[]) => enqueue(tx, to.map((who) => job(doc, who.email, invitationEmail(mailOf(doc), who, who.link, who.action)))),
+    /** The jobs of invitations to everyone given, for the caller to enqueue with its own writes. */
+    invitations: (doc: Doc, to: (Person & { link: string; action: SigningAction })[]) => to.map((who) => job(doc, who.email, invitationEmail(mailOf(doc), who, who.link, who.action))),
 
-    /** Reminders to everyone given, in one statement. */
-    remind: (tx: DbOrTx, doc: Doc, to: (Person & { role: string; link: string })[]) => enqueue(tx, to.map((who) => job(doc, who.email, reminderEmail(mailOf(doc), who, who.link, actionOf(who.role))))),
+    /** The jobs of reminders to everyone given, likewise. */
+    reminders: (doc: Doc, to: (Person & { role: string; link: string })[]) => to.map((who) => job(doc, who.email, reminderEmail(mailOf(doc), who, who.link, actionOf(who.role)))),
 
     completed: (tx: DbOrTx, doc: Doc, who: Person, signedKey: string) =>
       send(tx, doc, who.email, completedEmail(mailOf(doc), who), [
