@@ -140,7 +140,7 @@ test('an envelope from a template: the same shape, its template.use audit row be
   assert.ok(writes.length <= 4, `the engine's rows, the envelope's (with both audit rows and the job), the charge, the answer; got:\n${writes.map((e) => e.text.slice(0, 60)).join('\n')}`);
 });
 
-test("a send's engine writes (SENT, its event, the invitations' jobs and the recipients' marks) are one statement", async () => {
+test("a send's engine writes (SENT, its event, the invitations' jobs and the recipients' marks) are one statement, and so are its sync's", async () => {
   const { envelopeId } = await createAndSend(true);
   const { value: res, entries } = await recorded(() =>
     t.app.inject({ method: 'POST', url: `/v1/envelopes/${envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'idempotency-key': newKey(), 'content-type': 'application/json' }, payload: {} }),
@@ -150,4 +150,8 @@ test("a send's engine writes (SENT, its event, the invitations' jobs and the rec
   assert.equal(engineWrites.length, 1, `one statement:\n${engineWrites.map((e) => e.text.replace(/\s+/g, ' ').slice(0, 100)).join('\n')}`);
   const [write] = engineWrites;
   for (const part of [/update engine_documents/, /insert into engine_events/, /insert into jobs/, /update engine_recipients set notified_at/]) assert.match(write.text.replace(/\s+/g, ' '), part);
+  // The stored copy catches up (recipients SENT, the envelope SENT, envelope.sent) in one statement too.
+  const syncWrites = entries.filter((e) => e.kind === 'sql' && /envelope_events|envelope_recipients/.test(e.text) && /^(insert|update|with)/.test(e.text));
+  assert.equal(syncWrites.length, 1, `one statement:\n${syncWrites.map((e) => e.text.replace(/\s+/g, ' ').slice(0, 100)).join('\n')}`);
+  for (const part of [/update envelope_recipients/, /update envelopes set status/, /insert into envelope_events/]) assert.match(syncWrites[0].text.replace(/\s+/g, ' '), part);
 });

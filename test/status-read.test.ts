@@ -112,7 +112,7 @@ test('a stale copy is corrected under the envelope lock, with its event and its 
   assert.equal(live.recipients[0].signingUrl, env.recipients[0].signingUrl);
   const locked = stale.statements.findIndex((x) => /^select .* from "envelopes" .*for update/.test(x));
   assert.ok(locked >= 0, `the envelope is locked:\n${show(stale.statements)}`);
-  const corrected = stale.statements.findIndex((x) => /^update "?envelope_recipients"?/.test(x));
+  const corrected = stale.statements.findIndex((x) => /^(with r as \(\s*)?update "?envelope_recipients"?/.test(x));
   assert.ok(corrected > locked, 'and the copy corrected under the lock');
 
   const events = rowsOf<{ event_type: string; recipient_email: string }>(

@@ -189,29 +189,29 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     const status = known.live ?? (await engine.status(tx, envelope.engineEnvelopeId));
     const stored = known.stored ?? (await repo.recipients(tx, [envelope.id]));
     const { events, updates } = diff(envelope, status, stored);
-    await repo.updateRecipientStates(tx, updates);
     const updated = new Map(updates.map((u) => [u.id, u.set]));
     const recipients = stored.map((r) => ({ ...r, ...updated.get(r.id) }));
 
     let row = envelope;
+    let moved: { status: string; completedAt: Date | null } | undefined;
     if (status.status !== envelope.status) {
       const ev = STATUS_EVENT[status.status];
       // A rejection's event was recorded with the rejecting recipient above.
       if (ev && !(ev === 'DOCUMENT_REJECTED' && events.some((e) => e.eventType === 'DOCUMENT_REJECTED'))) events.push({ eventType: ev });
-      const completedAt = status.status === 'COMPLETED' ? (status.completedAt ?? new Date()) : envelope.completedAt;
-      await repo.update(tx, envelope.id, { status: status.status, completedAt });
-      row = { ...envelope, status: status.status, completedAt };
-      if (['REJECTED', 'EXPIRED', 'CANCELLED'].includes(status.status)) {
-        // A gated recipient's verification is refunded with the envelope unless it was used: a code
-        // confirmed is a service rendered; one never confirmed unlocked nothing.
-        const gates = await gatesOf(tx, stored);
-        let unused = 0n;
-        for (const gate of gates.values()) if (!gate.verified) unused += gate.chargedMicros;
-        if (gates.size && deps.endGates) await deps.endGates(tx, [...gates.keys()]);
-        await deps.refunds.request(tx, { ...row, chargedMicros: row.chargedMicros + unused });
-      }
+      moved = { status: status.status, completedAt: status.status === 'COMPLETED' ? (status.completedAt ?? new Date()) : envelope.completedAt };
+      row = { ...envelope, ...moved };
     }
-    const inserted = await repo.insertEvents(tx, events.map((e) => ({ envelopeId: envelope.id, eventType: e.eventType, recipientEmail: e.recipientEmail ?? null })));
+    // The recipients, the envelope and the events in one statement.
+    const inserted = await repo.recordSync(tx, envelope.id, { updates, status: moved, events: events.map((e) => ({ eventType: e.eventType, recipientEmail: e.recipientEmail ?? null })) });
+    if (moved && ['REJECTED', 'EXPIRED', 'CANCELLED'].includes(moved.status)) {
+      // A gated recipient's verification is refunded with the envelope unless it was used: a code
+      // confirmed is a service rendered; one never confirmed unlocked nothing.
+      const gates = await gatesOf(tx, stored);
+      let unused = 0n;
+      for (const gate of gates.values()) if (!gate.verified) unused += gate.chargedMicros;
+      if (gates.size && deps.endGates) await deps.endGates(tx, [...gates.keys()]);
+      await deps.refunds.request(tx, { ...row, chargedMicros: row.chargedMicros + unused });
+    }
     if (inserted.length && deps.publish) {
       // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id}
       // returns: built from the recipients as just written, the links the engine reported where it did.

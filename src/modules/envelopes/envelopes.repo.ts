@@ -155,8 +155,17 @@ export function createEnvelopesRepo() {
     },
 
     /** Several recipients' whole state at once (a sync's corrections), in one statement. */
-    async updateRecipientStates(tx: DbOrTx, updates: { id: number; set: RecipientState }[]): Promise<void> {
-      if (updates.length === 0) return;
+    /**
+     * What a sync found, written in one statement: the recipients' new states, the envelope's new
+     * status (when it moved) and the events, answered in the order given.
+     */
+    async recordSync(
+      tx: DbOrTx,
+      envelopeId: string,
+      change: { updates: { id: number; set: RecipientState }[]; status?: { status: string; completedAt: Date | null }; events: { eventType: string; recipientEmail: string | null }[] },
+    ): Promise<EventRow[]> {
+      const { updates, status, events } = change;
+      if (updates.length === 0 && !status && events.length === 0) return [];
       const rows = updates.map(({ id, set }) => ({
         id,
         signing_status: set.signingStatus,
@@ -168,13 +177,33 @@ export function createEnvelopesRepo() {
         rejected_at: set.rejectedAt?.toISOString() ?? null,
         rejection_reason: set.rejectionReason,
       }));
-      await tx.execute(sql`
-        UPDATE envelope_recipients r SET
-          signing_status = x.signing_status, read_status = x.read_status, send_status = x.send_status, status = x.status,
-          signed_at = x.signed_at, viewed_at = x.viewed_at, rejected_at = x.rejected_at, rejection_reason = x.rejection_reason
-        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-          AS x(id bigint, signing_status text, read_status text, send_status text, status text, signed_at timestamptz, viewed_at timestamptz, rejected_at timestamptz, rejection_reason text)
-        WHERE r.id = x.id`);
+      const result = await executePrepared(tx, sql`
+        WITH r AS (
+          UPDATE envelope_recipients r SET
+            signing_status = x.signing_status, read_status = x.read_status, send_status = x.send_status, status = x.status,
+            signed_at = x.signed_at, viewed_at = x.viewed_at, rejected_at = x.rejected_at, rejection_reason = x.rejection_reason
+          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+            AS x(id bigint, signing_status text, read_status text, send_status text, status text, signed_at timestamptz, viewed_at timestamptz, rejected_at timestamptz, rejection_reason text)
+          WHERE r.id = x.id
+        ), e AS (
+          UPDATE envelopes SET status = ${status?.status ?? null}::text, completed_at = ${status?.completedAt?.toISOString() ?? null}::timestamptz, updated_at = now()
+          WHERE id = ${envelopeId} AND ${status !== undefined}::boolean
+        ), ev AS (
+          INSERT INTO envelope_events (envelope_id, event_type, recipient_email)
+          SELECT ${envelopeId}, x.event_type, x.recipient_email
+          FROM jsonb_to_recordset(${JSON.stringify(events.map((ev, n) => ({ n, event_type: ev.eventType, recipient_email: ev.recipientEmail })))}::jsonb)
+            AS x(n int, event_type text, recipient_email text)
+          ORDER BY x.n
+          RETURNING id, envelope_id, event_type, recipient_email, occurred_at
+        )
+        SELECT id, envelope_id, event_type, recipient_email, occurred_at FROM ev ORDER BY id`);
+      return rowsOf<{ id: string | number; envelope_id: string; event_type: string; recipient_email: string | null; occurred_at: string | Date }>(result).map((r) => ({
+        id: Number(r.id),
+        envelopeId: r.envelope_id,
+        eventType: r.event_type,
+        recipientEmail: r.recipient_email,
+        occurredAt: new Date(r.occurred_at),
+      }));
     },
 
     async insertFields(tx: DbOrTx, rows: (typeof envelopeFields.$inferInsert)[]): Promise<StoredFieldRow[]> {
@@ -192,12 +221,6 @@ export function createEnvelopesRepo() {
     },
 
     /** In the order given (one statement; ids ascend with it). */
-    async insertEvents(tx: DbOrTx, events: { envelopeId: string; eventType: string; recipientEmail: string | null }[]): Promise<EventRow[]> {
-      if (events.length === 0) return [];
-      const rows = await tx.insert(envelopeEvents).values(events).returning();
-      return rows.sort((a, b) => a.id - b.id);
-    },
-
     async events(tx: DbOrTx, envelopeId: string): Promise<EventRow[]> {
       return tx.select().from(envelopeEvents).where(eq(envelopeEvents.envelopeId, envelopeId)).orderBy(asc(envelopeEvents.id));
     },
