@@ -174,8 +174,10 @@ export function createLocalEngineRepo() {
       await tx.update(engineDocuments).set({ ...set, updatedAt: sql`now()` }).where(eq(engineDocuments.id, id));
     },
 
-    /** The document SENT (with the send's meta and mode when given) and its SENT event, in one statement. */
-    /** SENT, with its event; `also` (the invitations' writes) rides along as CTEs: one statement in all. */
+    /**
+     * The document SENT (with the send's meta and mode when given) and its SENT event, in one statement;
+     * `also` (the invitations' writes) rides along as CTEs.
+     */
     async markSent(tx: DbOrTx, id: string, set: { meta?: DocumentRow['meta']; testSend?: boolean }, also: SQL[] = []): Promise<void> {
       await executePrepared(tx, sql`
         WITH sent AS (

@@ -154,10 +154,9 @@ export function createEnvelopesRepo() {
       return row?.id;
     },
 
-    /** Several recipients' whole state at once (a sync's corrections), in one statement. */
     /**
      * What a sync found, written in one statement: the recipients' new states, the envelope's new
-     * status (when it moved) and the events, answered in the order given.
+     * status (when it moved) and the events, answered in the order given (ids ascend with it).
      */
     async recordSync(
       tx: DbOrTx,
@@ -220,7 +219,6 @@ export function createEnvelopesRepo() {
       await tx.delete(envelopeFields).where(and(eq(envelopeFields.envelopeId, envelopeId), eq(envelopeFields.engineFieldId, engineFieldId)));
     },
 
-    /** In the order given (one statement; ids ascend with it). */
     async events(tx: DbOrTx, envelopeId: string): Promise<EventRow[]> {
       return tx.select().from(envelopeEvents).where(eq(envelopeEvents.envelopeId, envelopeId)).orderBy(asc(envelopeEvents.id));
     },
