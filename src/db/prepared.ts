@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from './client.js';
 
 /**
@@ -38,3 +38,9 @@ export function executePrepared(db: DbOrTx, query: SQL): Promise<unknown> {
   if (!name) names.set(built.sql, (name = `signet_${createHash('sha1').update(built.sql).digest('hex').slice(0, 16)}`));
   return session.prepareQuery(built, undefined, name, false).execute();
 }
+
+/**
+ * Other modules' writes of the same change, placed as CTEs after a statement's own (`, c0 AS (…), c1 AS
+ * (…)`): data-modifying CTEs run once and to completion whether or not the statement reads them.
+ */
+export const companionCtes = (also: SQL[]): SQL => sql.join(also.map((c, i) => sql`, ${sql.raw(`c${i}`)} AS (${c})`));

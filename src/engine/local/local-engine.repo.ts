@@ -1,12 +1,9 @@
 import { and, asc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
-import { executePrepared, preparedPer } from '../../db/prepared.js';
+import { companionCtes, executePrepared, preparedPer } from '../../db/prepared.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
 import { progressKey } from './local-engine.js';
-
-/** Other writes of the same change as CTEs of a statement (`, c0 AS (…), c1 AS (…)`): they run once and to completion unread. */
-const companions = (also: SQL[]) => sql.join(also.map((c, i) => sql`, ${sql.raw(`c${i}`)} AS (${c})`));
 
 export type DocumentRow = typeof engineDocuments.$inferSelect;
 export type RecipientRow = typeof engineRecipients.$inferSelect;
@@ -188,7 +185,7 @@ export function createLocalEngineRepo() {
           RETURNING id
         ), ev AS (
           INSERT INTO engine_events (document_id, event) SELECT id, 'SENT' FROM sent
-        )${companions(also)}
+        )${companionCtes(also)}
         SELECT 1`);
     },
 

@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
-import { executePrepared, preparedPer } from '../../db/prepared.js';
+import { companionCtes, executePrepared, preparedPer } from '../../db/prepared.js';
 import { envelopeEvents, envelopeFields, envelopeRecipients, envelopes } from '../../db/schema/index.js';
 
 export type EnvelopeRow = typeof envelopes.$inferSelect;
@@ -48,9 +48,8 @@ export function createEnvelopesRepo() {
       companions: SQL[] = [],
     ): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[]; fields: StoredFieldRow[] }> {
       const fresh = FRESH_RECIPIENT;
-      // Other modules' writes of the same change (its audit row, its job) ride along as CTEs, which
-      // run once and to completion whether or not the SELECT reads them: no round trip of their own.
-      const also = sql.join(companions.map((c, i) => sql`, ${sql.raw(`c${i}`)} AS (${c})`));
+      // Other modules' writes of the same change (its audit row, its job) ride along: no round trip of their own.
+      const also = companionCtes(companions);
       const result = await executePrepared(tx, sql`
         WITH e AS (
           INSERT INTO envelopes (id, customer_id, mode, engine_envelope_id, engine_numeric_id, status, title, meta, test_send, document_sha256, page_count, detected_from_placeholders, charged_micros, expires_at, storage_expiry_days, storage_expires_at)
