@@ -28,12 +28,14 @@ const silent = { info() {}, warn() {}, error() {} };
 let dataDir: string;
 let dbA: Database;
 let dbB: Database;
+/** The schema of this run on PostgreSQL. */
+let currentSchema = '';
 
 before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'signet-jobs-'));
   const url = process.env.DATABASE_URL;
   if (url) {
-    const schemaName = `t_${randomBytes(6).toString('hex')}`;
+    const schemaName = (currentSchema = `t_${randomBytes(6).toString('hex')}`);
     dbA = await openDatabase({ databaseUrl: url, dataDir, poolSize: 10, schemaName });
     dbB = await openDatabase({ databaseUrl: url, dataDir, poolSize: 10, schemaName });
   } else {
@@ -525,13 +527,21 @@ test('stop() waits for the running job to finish and then claims nothing more', 
 test('a worker claims once per wake-up: a claim that comes back short ends the round, and a full one is followed by another', async () => {
   const type = uniqueType('claims');
   const ran: number[] = [];
-  // Counts the worker's claims (its only statement with SKIP LOCKED) on the pool it is given.
+  // Counts the worker's claims (its only statement with SKIP LOCKED, run prepared) on the pool it is given.
   let claims = 0;
-  const { dialect } = dbA.db as unknown as { dialect: { sqlToQuery(q: unknown): { sql: string } } };
+  type Session = { prepareQuery(q: { sql: string }, ...rest: unknown[]): unknown };
+  const session = (dbA.db as unknown as { session: Session }).session;
+  const countingSession = new Proxy(session, {
+    get(target, prop) {
+      if (prop === 'prepareQuery') return (q: { sql: string }, ...rest: unknown[]) => (q.sql.includes('SKIP LOCKED') && claims++, target.prepareQuery(q, ...rest));
+      const value = Reflect.get(target, prop) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
   const counted = new Proxy(dbA.db, {
     get(target, prop) {
+      if (prop === 'session') return countingSession;
       const value = Reflect.get(target, prop) as unknown;
-      if (prop === 'execute') return (q: unknown) => (dialect.sqlToQuery(q).sql.includes('SKIP LOCKED') && claims++, target.execute(q as never));
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
@@ -555,5 +565,26 @@ test('a worker claims once per wake-up: a claim that comes back short ends the r
     assert.ok(claims >= 2 && claims <= 4, `a full claim and the claims after it, got ${claims}`);
   } finally {
     await stopAll();
+  }
+});
+
+test('the claim and the completion are prepared once per connection, not planned on every call (proven on PostgreSQL)', async (t) => {
+  const url = process.env.DATABASE_URL;
+  if (!url) return t.skip('PGlite has no prepared statements to see');
+  // One connection, so pg_prepared_statements (per session) shows what the claims and completions left.
+  const db = await openDatabase({ databaseUrl: url, dataDir, poolSize: 1, schemaName: currentSchema });
+  try {
+    const type = uniqueType('prepared');
+    for (let n = 0; n < 3; n++) {
+      await db.db.transaction((tx) => enqueue(tx, { type, payload: { n } }));
+      const [job] = await claim(db.db, { workerId: 'w', types: [type], limit: 1, leaseMs: 30_000 });
+      assert.ok(await complete(db.db, job!.id, 'w'));
+    }
+    const held = (await db.db.execute(sql`SELECT statement FROM pg_prepared_statements`)) as unknown as { rows: { statement: string }[] };
+    const texts = held.rows.map((r) => r.statement.replace(/\s+/g, ' '));
+    assert.ok(texts.some((s) => s.includes("UPDATE jobs SET status = 'running'") && s.includes('SKIP LOCKED')), `the claim is prepared; held: ${texts.length}`);
+    assert.ok(texts.some((s) => s.includes("UPDATE jobs SET status = 'done'")), 'the completion is prepared');
+  } finally {
+    await db.close();
   }
 });

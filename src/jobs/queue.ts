@@ -66,7 +66,8 @@ export function enqueueStatement(jobs: EnqueueInput[]): SQL {
 export async function claim(db: Db, opts: { workerId: string; types: string[]; limit: number; leaseMs: number }): Promise<JobRow[]> {
   if (opts.types.length === 0) return [];
   const types = sql.join(opts.types.map((t) => sql`${t}`), sql`, `);
-  const result = await db.execute(sql`
+  // Prepared: a worker claims after every wake-up, and planning this statement cost more than running it.
+  const result = await executePrepared(db, sql`
     UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${opts.workerId},
       locked_until = now() + (${opts.leaseMs}::int * interval '1 millisecond'), updated_at = now()
     WHERE id IN (
@@ -83,12 +84,11 @@ export async function claim(db: Db, opts: { workerId: string; types: string[]; l
 
 /** Marks the job done, only while this worker still holds it (a lapsed lease may have moved it on). */
 export async function complete(db: DbOrTx, jobId: number, workerId: string): Promise<boolean> {
-  const rows = await db
-    .update(jobs)
-    .set({ status: 'done', lockedBy: null, lockedUntil: null, lastError: null, updatedAt: sql`now()` })
-    .where(and(eq(jobs.id, jobId), eq(jobs.lockedBy, workerId), eq(jobs.status, 'running')))
-    .returning({ id: jobs.id });
-  return rows.length === 1;
+  const result = await executePrepared(db, sql`
+    UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
+    WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'
+    RETURNING id`);
+  return rowsOf(result).length === 1;
 }
 
 /**
