@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { cpuPerRequest, cpuSnapshot, type CpuSnapshot } from './cpu.js';
 
 export type Group = 'bare' | 'read floor' | 'create floor' | 'read' | 'create';
 
@@ -23,6 +24,8 @@ export type Row = {
   window: [number, number];
   /** Set when the run was a fixed number of requests rather than a fixed time. */
   seconds?: number;
+  /** CPU milliseconds per 2xx response of the server process and of PostgreSQL (bench/cpu.ts). */
+  cpu?: CpuSnapshot;
 };
 
 /**
@@ -64,7 +67,7 @@ export function load(req: LoadRequest, opts: LoadOptions): Promise<autocannon.Re
   });
 }
 
-function rowOf(name: string, group: Group, r: autocannon.Result, window: [number, number], fixedAmount: boolean): Row {
+function rowOf(name: string, group: Group, r: autocannon.Result, window: [number, number], fixedAmount: boolean, cpu?: CpuSnapshot): Row {
   const seconds = (window[1] - window[0]) / 1e6;
   return {
     name,
@@ -77,10 +80,12 @@ function rowOf(name: string, group: Group, r: autocannon.Result, window: [number
     failures: r.non2xx + r.errors + r.timeouts,
     window,
     seconds: fixedAmount ? seconds : undefined,
+    cpu,
   };
 }
 
-export type MeasureOptions = { connections: number; warmup: number; duration: number };
+/** `pid`: the server's process, whose CPU time (and PostgreSQL's) is read around the measured run. */
+export type MeasureOptions = { connections: number; warmup: number; duration: number; pid?: number };
 
 /** An unmeasured warm-up of `warmup` seconds, then `duration` seconds measured. */
 export async function measure(name: string, group: Group, req: LoadRequest, opts: MeasureOptions): Promise<Row> {
@@ -89,16 +94,20 @@ export async function measure(name: string, group: Group, req: LoadRequest, opts
   // The warm-up stops with requests in flight, which the server still finishes: let it, so they do not
   // slow the first measured second.
   await sleep(Math.min(warm.latency.p99, 5_000));
+  const cpu = opts.pid === undefined ? undefined : cpuSnapshot(opts.pid);
   const start = monotonicMicros();
   const r = await load(req, { connections: opts.connections, seconds: opts.duration });
-  return rowOf(name, group, r, [start, monotonicMicros()], false);
+  const window: [number, number] = [start, monotonicMicros()];
+  return rowOf(name, group, r, window, false, cpuPerRequest(cpu, opts.pid === undefined ? undefined : cpuSnapshot(opts.pid), r['2xx']));
 }
 
 /** A fixed number of requests (each may use up something made beforehand, like a draft). */
-export async function measureAmount(name: string, group: Group, req: LoadRequest, warmupAmount: number, amount: number, connections: number): Promise<Row> {
+export async function measureAmount(name: string, group: Group, req: LoadRequest, warmupAmount: number, amount: number, connections: number, pid?: number): Promise<Row> {
   process.stderr.write(`  ${name}: warming up with ${warmupAmount} requests, measuring ${amount}, ${connections} connections\n`);
   if (warmupAmount > 0) await load(req, { connections: Math.min(connections, warmupAmount), amount: warmupAmount });
+  const cpu = pid === undefined ? undefined : cpuSnapshot(pid);
   const start = monotonicMicros();
   const r = await load(req, { connections: Math.min(connections, amount), amount });
-  return rowOf(name, group, r, [start, monotonicMicros()], true);
+  const window: [number, number] = [start, monotonicMicros()];
+  return rowOf(name, group, r, window, true, cpuPerRequest(cpu, pid === undefined ? undefined : cpuSnapshot(pid), r['2xx']));
 }

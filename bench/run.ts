@@ -71,7 +71,7 @@ const ms = (v: number) => (v < 1 ? '<1' : v.toFixed(0));
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(3) : '');
 
 function printTable(rows: Row[], bare: Row): void {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'vs bare', 'vs floor'];
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'vs bare', 'vs floor', 'CPU ms/req: server', 'PostgreSQL'];
   const body = rows.map((r) => [
     r.name,
     r.rps.toFixed(0),
@@ -81,6 +81,9 @@ function printTable(rows: Row[], bare: Row): void {
     String(r.failures),
     ratio(r.rps, bare.rps),
     r.group.endsWith('floor') ? '1.000' : r.floor ? ratio(r.rps, r.floor.rps) : '',
+    r.cpu ? r.cpu.serverMs.toFixed(2) : '',
+    // PGlite runs inside the server: PostgreSQL's processes did none of its work.
+    r.cpu && !r.name.includes(`(${DB_LABEL.pglite})`) && r.group !== 'bare' ? r.cpu.dbMs.toFixed(2) : '',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -100,7 +103,7 @@ async function readFloor(kind: DbKind): Promise<Row> {
     const refused = await fetch(url, { headers: { authorization: 'Bearer wrong' } });
     await refused.arrayBuffer();
     if (refused.status !== 401) throw new Error(`the read floor answered ${refused.status} to a wrong token`);
-    return await measure(`floor: sha256 + PK SELECT (${DB_LABEL[kind]})`, 'read floor', { url, headers: { authorization: `Bearer ${token}` } }, reads);
+    return await measure(`floor: sha256 + PK SELECT (${DB_LABEL[kind]})`, 'read floor', { url, headers: { authorization: `Bearer ${token}` } }, { ...reads, pid: floor.pid });
   } finally {
     await floor.stop();
   }
@@ -115,7 +118,7 @@ async function createFloor(kind: DbKind, upload: { body: Buffer; contentType: st
     const bad = await fetch(url, { method: 'POST', headers: { 'content-type': notPdf.contentType }, body: new Uint8Array(notPdf.body) });
     await bad.arrayBuffer();
     if (bad.status !== 400) throw new Error(`the create floor answered ${bad.status} to a file that is not a PDF`);
-    const row = await measure(`floor: multipart + PDF parse + fsync'd file + 1-row tx (${DB_LABEL[kind]})`, 'create floor', { url, method: 'POST', body: upload.body, headers: { 'content-type': upload.contentType } }, creates);
+    const row = await measure(`floor: multipart + PDF parse + fsync'd file + 1-row tx (${DB_LABEL[kind]})`, 'create floor', { url, method: 'POST', body: upload.body, headers: { 'content-type': upload.contentType } }, { ...creates, pid: floor.pid });
     // Requests still in flight when the load stopped may have written their file and not their row yet.
     let count = { rows: 0, files: -1 };
     for (let tries = 0; tries < 50 && count.rows !== count.files; tries++) {
@@ -141,6 +144,8 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
   });
   const rows: Row[] = [];
   const windows = { read: [] as [number, number][], create: [] as [number, number][] };
+  const readRun = { ...reads, pid: server.pid };
+  const createRun = { ...creates, pid: server.pid };
   const add = (row: Row, floor: Row | undefined) => {
     rows.push({ ...row, floor });
     windows[row.group as 'read' | 'create'].push(row.window);
@@ -149,11 +154,11 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
   try {
     const c: Client = { base: server.base, ...(await createCustomer(server.base)) };
     if (runs('read')) {
-      add(await measure(`Signet GET /v1/account (${label})`, 'read', { url: `${c.base}/v1/account`, headers: authed(c) }, reads), floors.read);
+      add(await measure(`Signet GET /v1/account (${label})`, 'read', { url: `${c.base}/v1/account`, headers: authed(c) }, readRun), floors.read);
       if (await mcpServed(c.base)) {
         const { rest, mcp } = await statusRequests(c);
-        const restRow = await measure(`Signet GET /v1/envelopes/{id}/status (${label})`, 'read', rest, reads);
-        const mcpRow = await measure(`Signet MCP tools/call get_envelope_status (${label})`, 'read', mcp, reads);
+        const restRow = await measure(`Signet GET /v1/envelopes/{id}/status (${label})`, 'read', rest, readRun);
+        const mcpRow = await measure(`Signet MCP tools/call get_envelope_status (${label})`, 'read', mcp, readRun);
         add(restRow, floors.read);
         add(mcpRow, floors.read);
         const r = mcpRow.rps / restRow.rps;
@@ -164,12 +169,12 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
     }
     if (runs('create')) {
       const upload = await createAndSendBody(onePage);
-      const createRow = await measure(`Signet POST /v1/envelopes create-and-send, 1 page, 2 signers (${label})`, 'create', { url: `${c.base}/v1/envelopes`, method: 'POST', body: upload.body, headers: authed(c, { 'content-type': upload.contentType }), idempotencyKey: true }, creates);
+      const createRow = await measure(`Signet POST /v1/envelopes create-and-send, 1 page, 2 signers (${label})`, 'create', { url: `${c.base}/v1/envelopes`, method: 'POST', body: upload.body, headers: authed(c, { 'content-type': upload.contentType }), idempotencyKey: true }, createRun);
       add(createRow, floors.create);
 
       const templateId = await createTemplate(c, onePage);
       const fromTemplate: LoadRequest = { url: `${c.base}/v1/templates/${templateId}/from-template`, method: 'POST', body: fromTemplateBody(true), headers: authed(c, { 'content-type': 'application/json' }), idempotencyKey: true };
-      const fromRow = await measure(`Signet POST /v1/templates/{id}/from-template, sent (${label})`, 'create', fromTemplate, creates);
+      const fromRow = await measure(`Signet POST /v1/templates/{id}/from-template, sent (${label})`, 'create', fromTemplate, createRun);
       add(fromRow, floors.create);
 
       // Each send uses up a draft: make 1.5 times as many as from-template (the nearest shape) did in
@@ -181,7 +186,7 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
       const drafts = await makeDrafts(c, templateId, warmupSends + measuredSends, createConnections);
       let next = 0;
       const send: LoadRequest = { url: `${c.base}/v1/envelopes/${drafts[0]}/send`, method: 'POST', headers: authed(c), idempotencyKey: true, nextPath: () => `/v1/envelopes/${drafts[next++]}/send` };
-      add(await measureAmount(`Signet POST /v1/envelopes/{id}/send of a draft (${label})`, 'create', send, warmupSends, measuredSends, createConnections), floors.create);
+      add(await measureAmount(`Signet POST /v1/envelopes/{id}/send of a draft (${label})`, 'create', send, warmupSends, measuredSends, createConnections, server.pid), floors.create);
       if (next > drafts.length) throw new Error(`sent ${next} requests for ${drafts.length} drafts`);
     }
     // The profile is written as the server exits.
@@ -216,7 +221,7 @@ async function main(): Promise<void> {
   if (requestGroups) {
     const server = await startBare();
     try {
-      bare = await measure('bare Fastify GET /bare', 'bare', { url: `${server.base}/bare` }, reads);
+      bare = await measure('bare Fastify GET /bare', 'bare', { url: `${server.base}/bare` }, { ...reads, pid: server.pid });
       rows.push(bare);
     } finally {
       await server.stop();

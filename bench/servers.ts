@@ -32,28 +32,33 @@ export type ServerProcess = {
   stop(): Promise<void>;
 };
 
-/** Whether every .ts under src/ has its .js under dist/, written after it. */
-function distFresh(srcDir: string, distDir: string): boolean {
-  for (const entry of readdirSync(srcDir, { withFileTypes: true })) {
-    const src = path.join(srcDir, entry.name);
-    if (entry.isDirectory()) {
-      if (!distFresh(src, path.join(distDir, entry.name))) return false;
-    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-      const built = path.join(distDir, entry.name.replace(/\.ts$/, '.js'));
-      if (!existsSync(built) || statSync(built).mtimeMs < statSync(src).mtimeMs) return false;
-    }
+/** The newest modification time of a file under `dir`. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(file) : statSync(file).mtimeMs);
   }
-  return true;
+  return newest;
 }
 
 /**
- * The built server when dist/ is at least as new as src/ (what `npm start` runs); otherwise the
- * sources through tsx, whose loader and transpiler add some memory of their own. File by file:
- * `tsc --noEmit` rewrites dist/.tsbuildinfo without building anything.
+ * Whether `npm run build` ran after the last change under src/: it ends by writing dist/.built. (The
+ * outputs' own times cannot tell: tsc leaves an output it would write unchanged as it was, so a source
+ * touched and restored, by `git stash` say, made a fresh build look stale.)
+ */
+function distFresh(): boolean {
+  const stamp = path.join(ROOT, 'dist', '.built');
+  return existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtime(path.join(ROOT, 'src'));
+}
+
+/**
+ * The built server when dist/ was built after the last change to src/ (what `npm start` runs);
+ * otherwise the sources through tsx, whose loader and transpiler add some memory of their own.
  */
 export function serveCommand(): { args: string[]; label: string } {
   const built = path.join(ROOT, 'dist', 'cli.js');
-  if (existsSync(built) && distFresh(path.join(ROOT, 'src'), path.join(ROOT, 'dist'))) return { args: [built, 'serve'], label: 'node dist/cli.js serve' };
+  if (existsSync(built) && distFresh()) return { args: [built, 'serve'], label: 'node dist/cli.js serve' };
   return { args: ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'serve'], label: 'node --import tsx src/cli.ts serve (dist/ missing or stale)' };
 }
 

@@ -1,0 +1,56 @@
+/**
+ * CPU time from /proc (Linux): of one server process, all its threads (the PDF workers, libuv's pool
+ * and the garbage collector's helpers included), and of every PostgreSQL process on the machine. Taken
+ * around a measured run, it tells where a route's cost goes, which req/s alone cannot: Node or the
+ * database. Off Linux there is no /proc and the figures are left out.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+export type CpuSnapshot = { serverMs: number; dbMs: number };
+
+let ticksPerSecond: number | undefined;
+function msPerTick(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return 1000 / ticksPerSecond;
+}
+
+/** utime + stime of a process in clock ticks, and its command name; undefined once it is gone. */
+function stat(pid: string): { comm: string; ticks: number } | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The name is in parentheses and may hold spaces: the fields after it are counted from its end.
+    const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
+    return { comm: line.slice(line.indexOf('(') + 1, line.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU used so far by `pid` and by the PostgreSQL processes. A backend that exits during the run takes
+ * its time with it, so pools must stay open across a measured run (they do: each server keeps its own).
+ */
+export function cpuSnapshot(pid: number): CpuSnapshot | undefined {
+  const server = stat(String(pid));
+  if (!server) return undefined;
+  let db = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = stat(entry);
+    if (s?.comm === 'postgres') db += s.ticks;
+  }
+  return { serverMs: server.ticks * msPerTick(), dbMs: db * msPerTick() };
+}
+
+/** Milliseconds of CPU per answered request between two snapshots. */
+export function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined, requests: number): CpuSnapshot | undefined {
+  if (!before || !after || requests <= 0) return undefined;
+  return { serverMs: (after.serverMs - before.serverMs) / requests, dbMs: (after.dbMs - before.dbMs) / requests };
+}
