@@ -34,11 +34,11 @@ function stat(pid: string): { comm: string; ticks: number } | undefined {
 }
 
 /**
- * CPU used so far by `pid` and by the PostgreSQL processes. A backend that exits during the run takes
+ * CPU used so far by `pid` and by the PostgreSQL processes; undefined without a pid or /proc. A backend that exits during the run takes
  * its time with it, so pools must stay open across a measured run (they do: each server keeps its own).
  */
-export function cpuSnapshot(pid: number): CpuSnapshot | undefined {
-  const server = stat(String(pid));
+export function cpuSnapshot(pid: number | undefined): CpuSnapshot | undefined {
+  const server = pid === undefined ? undefined : stat(String(pid));
   if (!server) return undefined;
   let db = 0;
   for (const entry of readdirSync('/proc')) {

@@ -94,20 +94,20 @@ export async function measure(name: string, group: Group, req: LoadRequest, opts
   // The warm-up stops with requests in flight, which the server still finishes: let it, so they do not
   // slow the first measured second.
   await sleep(Math.min(warm.latency.p99, 5_000));
-  const cpu = opts.pid === undefined ? undefined : cpuSnapshot(opts.pid);
+  const cpu = cpuSnapshot(opts.pid);
   const start = monotonicMicros();
   const r = await load(req, { connections: opts.connections, seconds: opts.duration });
   const window: [number, number] = [start, monotonicMicros()];
-  return rowOf(name, group, r, window, false, cpuPerRequest(cpu, opts.pid === undefined ? undefined : cpuSnapshot(opts.pid), r['2xx']));
+  return rowOf(name, group, r, window, false, cpuPerRequest(cpu, cpuSnapshot(opts.pid), r['2xx']));
 }
 
 /** A fixed number of requests (each may use up something made beforehand, like a draft). */
 export async function measureAmount(name: string, group: Group, req: LoadRequest, warmupAmount: number, amount: number, connections: number, pid?: number): Promise<Row> {
   process.stderr.write(`  ${name}: warming up with ${warmupAmount} requests, measuring ${amount}, ${connections} connections\n`);
   if (warmupAmount > 0) await load(req, { connections: Math.min(connections, warmupAmount), amount: warmupAmount });
-  const cpu = pid === undefined ? undefined : cpuSnapshot(pid);
+  const cpu = cpuSnapshot(pid);
   const start = monotonicMicros();
   const r = await load(req, { connections: Math.min(connections, amount), amount });
   const window: [number, number] = [start, monotonicMicros()];
-  return rowOf(name, group, r, window, true, cpuPerRequest(cpu, pid === undefined ? undefined : cpuSnapshot(pid), r['2xx']));
+  return rowOf(name, group, r, window, true, cpuPerRequest(cpu, cpuSnapshot(pid), r['2xx']));
 }

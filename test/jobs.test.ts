@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
-import { openDatabase, type Database } from '../src/db/client.js';
+import { openDatabase, rowsOf, type Database } from '../src/db/client.js';
 import { jobs } from '../src/db/schema/index.js';
 import { claim, complete, enqueue, fail } from '../src/jobs/queue.js';
 import { createWorker, type JobDefinition, type PeriodicTask, type Worker, type WorkerOptions } from '../src/jobs/worker.js';
@@ -35,9 +35,9 @@ before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'signet-jobs-'));
   const url = process.env.DATABASE_URL;
   if (url) {
-    const schemaName = (currentSchema = `t_${randomBytes(6).toString('hex')}`);
-    dbA = await openDatabase({ databaseUrl: url, dataDir, poolSize: 10, schemaName });
-    dbB = await openDatabase({ databaseUrl: url, dataDir, poolSize: 10, schemaName });
+    currentSchema = `t_${randomBytes(6).toString('hex')}`;
+    dbA = await openDatabase({ databaseUrl: url, dataDir, poolSize: 10, schemaName: currentSchema });
+    dbB = await openDatabase({ databaseUrl: url, dataDir, poolSize: 10, schemaName: currentSchema });
   } else {
     dbA = await openTestDatabase(dataDir);
     dbB = dbA;
@@ -580,8 +580,8 @@ test('the claim and the completion are prepared once per connection, not planned
       const [job] = await claim(db.db, { workerId: 'w', types: [type], limit: 1, leaseMs: 30_000 });
       assert.ok(await complete(db.db, job!.id, 'w'));
     }
-    const held = (await db.db.execute(sql`SELECT statement FROM pg_prepared_statements`)) as unknown as { rows: { statement: string }[] };
-    const texts = held.rows.map((r) => r.statement.replace(/\s+/g, ' '));
+    const held = rowsOf<{ statement: string }>(await db.db.execute(sql`SELECT statement FROM pg_prepared_statements`));
+    const texts = held.map((r) => r.statement.replace(/\s+/g, ' '));
     assert.ok(texts.some((s) => s.includes("UPDATE jobs SET status = 'running'") && s.includes('SKIP LOCKED')), `the claim is prepared; held: ${texts.length}`);
     assert.ok(texts.some((s) => s.includes("UPDATE jobs SET status = 'done'")), 'the completion is prepared');
   } finally {
