@@ -42,6 +42,7 @@ import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
 import { createNotifier } from './engine/local/notifications.js';
 import { createRecipientActions } from './engine/local/recipient-actions.js';
 import { blobSweepJob, blobSweepTask, engineBlobOwner } from './engine/local/blob-sweep.js';
+import { storeMaintenance } from './db/pglite-maintenance.js';
 import { createDocumentViews } from './engine/local/document-views.js';
 import { purgeDocumentJob } from './engine/local/purge-job.js';
 import { sealJob } from './engine/local/seal-job.js';
@@ -105,8 +106,7 @@ export type ContainerOverrides = {
 /** The composition root: the only place that knows every concrete implementation. */
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
-  const database =
-    overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb }));
+  const database = overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb }));
   const { db } = database;
   const clock = overrides.clock ?? (() => new Date());
   const metrics = createMetrics({ database }); // GET /metrics: this container's own registry
@@ -338,10 +338,10 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       }),
       sendCodeJob({ db, codes: verifications, email, outbox }),
       sendSignInLinkJob({ db, signIn: dashboard.signIn, email }),
-      ...(remote?.jobs ?? []),
+      ...(remote?.jobs ?? []), ...storeMaintenance(database).jobs,
       ...(overrides.jobs ?? []),
     ],
-    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...(overrides.periodic ?? [])],
+    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...storeMaintenance(database).periodic, ...(overrides.periodic ?? [])],
     // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
     onDeadJob: (tx, job, reason, cause) =>
       audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),
