@@ -26,6 +26,12 @@ export type Row = {
   seconds?: number;
   /** CPU milliseconds per 2xx response of the server process and of PostgreSQL (bench/cpu.ts). */
   cpu?: CpuSnapshot;
+  /**
+   * Measured in turns with its floor (measurePaired): the median, over the rounds, of this row's rate
+   * over the floor's in the run just before it; each round's ratio; the rounds themselves (their
+   * profile windows).
+   */
+  paired?: { ratio: number; ratios: number[]; rounds: Row[] };
 };
 
 /**
@@ -110,4 +116,48 @@ export async function measureAmount(name: string, group: Group, req: LoadRequest
   const r = await load(req, { connections: Math.min(connections, amount), amount });
   const window: [number, number] = [start, monotonicMicros()];
   return rowOf(name, group, r, window, true, cpuPerRequest(cpu, cpuSnapshot(pid), r['2xx']));
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** A route and the floor it is compared with, each on its own server (`pid` for their CPU). */
+export type Measured = { name: string; group: Group; req: LoadRequest; pid?: number };
+
+/**
+ * The row and its floor in turns, `rounds` times, each run `duration / rounds` seconds after its own
+ * warm-up (the full `warmup` before the first round, at most a second after): a slowdown of the machine
+ * that lasts seconds, which this shared 2-core machine has, then hits both sides of a round, where one
+ * floor measured minutes earlier would skew the ratio. The row's rate and CPU are over all its rounds,
+ * its p50 and p99 the median of theirs; its ratio is the median of the rounds' ratios.
+ */
+export async function measurePaired(row: Measured, floor: Measured & { row: Row }, opts: MeasureOptions & { rounds: number }): Promise<Row> {
+  const rounds: Row[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < opts.rounds; i++) {
+    const run = { connections: opts.connections, warmup: i === 0 ? opts.warmup : Math.min(opts.warmup, 1), duration: opts.duration / opts.rounds };
+    const base = await measure(`${floor.name}, round ${i + 1}`, floor.group, floor.req, { ...run, pid: floor.pid });
+    const r = await measure(`${row.name}, round ${i + 1}`, row.group, row.req, { ...run, pid: row.pid });
+    rounds.push(r);
+    ratios.push(base.rps > 0 ? r.rps / base.rps : 0);
+  }
+  const requests = rounds.reduce((n, r) => n + r.requests, 0);
+  const ok = rounds.reduce((n, r) => n + r.requests - r.failures, 0);
+  const cpuOf = (key: keyof CpuSnapshot) => rounds.reduce((sum, r) => sum + (r.cpu?.[key] ?? 0) * (r.requests - r.failures), 0) / Math.max(ok, 1);
+  return {
+    name: row.name,
+    group: row.group,
+    rps: rounds.reduce((sum, r) => sum + r.rps, 0) / rounds.length,
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    requests,
+    failures: rounds.reduce((n, r) => n + r.failures, 0),
+    floor: floor.row,
+    window: [rounds[0].window[0], rounds.at(-1)!.window[1]],
+    cpu: rounds.every((r) => r.cpu) ? { serverMs: cpuOf('serverMs'), dbMs: cpuOf('dbMs') } : undefined,
+    paired: { ratio: median(ratios), ratios, rounds },
+  };
 }

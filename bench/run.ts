@@ -13,6 +13,7 @@
  *   BENCH_PROFILE             1: Signet under node --cpu-prof; top functions by self time per scenario group
  *   BENCH_LOG_LEVEL           Signet's LOG_LEVEL for the measured servers (default info, Signet's default)
  *   BENCH_COMPLETIONS         envelopes in the completion scenario (default 20, after 2 unmeasured)
+ *   BENCH_ROUNDS              turns of each Signet row with its floor (default 3; BENCH_DURATION is shared among them)
  *
  * Absolute figures depend on the machine; the ratios to the bare route and to the floors are what
  * to compare across runs.
@@ -24,7 +25,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { measureCompletion, type CompletionResult } from './completion.js';
 import { measureIdleRss } from './idle-rss.js';
-import { measure, measureAmount, type LoadRequest, type Row } from './load.js';
+import { measure, measureAmount, measurePaired, type LoadRequest, type Measured, type Row } from './load.js';
 import { mcpServed, statusRequests } from './mcp.js';
 import { benchPdf, formatPdfRows } from './pdf.js';
 import { formatSummary, readProfiles, summarize } from './profile.js';
@@ -63,12 +64,15 @@ if (only !== undefined && !['mcp', 'read', 'create', 'completion'].includes(only
 /** BENCH_ONLY=mcp is the read group (it holds the MCP scenario), as before the groups existed. */
 const runs = (group: 'read' | 'create' | 'completion') => only === undefined || only === group || (only === 'mcp' && group === 'read');
 
+const rounds = Math.round(positiveNumber('BENCH_ROUNDS', 3));
 const reads = { connections: readConnections, warmup, duration };
 const creates = { connections: createConnections, warmup, duration };
 
 /** autocannon records whole milliseconds; 0 means under one. */
 const ms = (v: number) => (v < 1 ? '<1' : v.toFixed(0));
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(3) : '');
+/** A row against its floor: measured in turns with it (the rounds' median), else against the floor's own row. */
+const floorRatio = (r: Row) => r.paired?.ratio ?? r.rps / r.floor!.rps;
 
 function printTable(rows: Row[], bare: Row): void {
   const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'vs bare', 'vs floor', 'CPU ms/req: server', 'PostgreSQL'];
@@ -80,7 +84,7 @@ function printTable(rows: Row[], bare: Row): void {
     String(r.requests),
     String(r.failures),
     ratio(r.rps, bare.rps),
-    r.group.endsWith('floor') ? '1.000' : r.floor ? ratio(r.rps, r.floor.rps) : '',
+    r.group.endsWith('floor') ? '1.000' : r.floor ? floorRatio(r).toFixed(3) : '',
     r.cpu ? r.cpu.serverMs.toFixed(2) : '',
     // PGlite runs inside the server: PostgreSQL's processes did none of its work.
     r.cpu && !r.name.includes(`(${DB_LABEL.pglite})`) && r.group !== 'bare' ? r.cpu.dbMs.toFixed(2) : '',
@@ -92,8 +96,11 @@ function printTable(rows: Row[], bare: Row): void {
   for (const b of body) console.log(line(b));
 }
 
+/** A floor kept running after its own row, for the Signet rows measured in turns with it. */
+type Floor = Measured & { row: Row; stop(): Promise<void> };
+
 /** The read floor, probed first: the right token answers its row, a wrong one 401 (the SELECT ran). */
-async function readFloor(kind: DbKind): Promise<Row> {
+async function readFloor(kind: DbKind): Promise<Floor> {
   const token = `floor_${randomBytes(24).toString('base64url')}`;
   const floor = await startFloor('read', kind, databaseUrl, { FLOOR_TOKEN: token });
   try {
@@ -103,14 +110,17 @@ async function readFloor(kind: DbKind): Promise<Row> {
     const refused = await fetch(url, { headers: { authorization: 'Bearer wrong' } });
     await refused.arrayBuffer();
     if (refused.status !== 401) throw new Error(`the read floor answered ${refused.status} to a wrong token`);
-    return await measure(`floor: sha256 + PK SELECT (${DB_LABEL[kind]})`, 'read floor', { url, headers: { authorization: `Bearer ${token}` } }, { ...reads, pid: floor.pid });
-  } finally {
+    const measured: Measured = { name: `floor: sha256 + PK SELECT (${DB_LABEL[kind]})`, group: 'read floor', req: { url, headers: { authorization: `Bearer ${token}` } }, pid: floor.pid };
+    const row = await measure(measured.name, measured.group, measured.req, { ...reads, pid: floor.pid });
+    return { ...measured, row, stop: () => floor.stop() };
+  } catch (err) {
     await floor.stop();
+    throw err;
   }
 }
 
-/** The create floor, probed first (a non-PDF is refused: the parse ran); after, every 2xx left a row and a file. */
-async function createFloor(kind: DbKind, upload: { body: Buffer; contentType: string }): Promise<Row> {
+/** The create floor, probed first (a non-PDF is refused: the parse ran); at its stop, every 2xx left a row and a file. */
+async function createFloor(kind: DbKind, upload: { body: Buffer; contentType: string }): Promise<Floor> {
   const floor = await startFloor('create', kind, databaseUrl);
   try {
     const url = `${floor.base}/floor/create`;
@@ -118,24 +128,32 @@ async function createFloor(kind: DbKind, upload: { body: Buffer; contentType: st
     const bad = await fetch(url, { method: 'POST', headers: { 'content-type': notPdf.contentType }, body: new Uint8Array(notPdf.body) });
     await bad.arrayBuffer();
     if (bad.status !== 400) throw new Error(`the create floor answered ${bad.status} to a file that is not a PDF`);
-    const row = await measure(`floor: multipart + PDF parse + fsync'd file + 1-row tx (${DB_LABEL[kind]})`, 'create floor', { url, method: 'POST', body: upload.body, headers: { 'content-type': upload.contentType } }, { ...creates, pid: floor.pid });
-    // Requests still in flight when the load stopped may have written their file and not their row yet.
-    let count = { rows: 0, files: -1 };
-    for (let tries = 0; tries < 50 && count.rows !== count.files; tries++) {
-      if (tries) await sleep(100);
-      count = await expectStatus<{ rows: number; files: number }>(await fetch(`${floor.base}/floor/count`), 200, 'create floor count');
-    }
-    if (count.rows !== count.files || count.rows < row.requests - row.failures) throw new Error(`the create floor kept ${count.rows} rows and ${count.files} files for ${row.requests} requests`);
-    return row;
-  } finally {
+    const measured: Measured = { name: `floor: multipart + PDF parse + fsync'd file + 1-row tx (${DB_LABEL[kind]})`, group: 'create floor', req: { url, method: 'POST', body: upload.body, headers: { 'content-type': upload.contentType } }, pid: floor.pid };
+    const row = await measure(measured.name, measured.group, measured.req, { ...creates, pid: floor.pid });
+    const stop = async () => {
+      try {
+        // Requests still in flight when the load stopped may have written their file and not their row yet.
+        let count = { rows: 0, files: -1 };
+        for (let tries = 0; tries < 50 && count.rows !== count.files; tries++) {
+          if (tries) await sleep(100);
+          count = await expectStatus<{ rows: number; files: number }>(await fetch(`${floor.base}/floor/count`), 200, 'create floor count');
+        }
+        if (count.rows !== count.files || count.rows < row.requests - row.failures) throw new Error(`the create floor kept ${count.rows} rows and ${count.files} files for ${row.requests} requests`);
+      } finally {
+        await floor.stop();
+      }
+    };
+    return { ...measured, row, stop };
+  } catch (err) {
     await floor.stop();
+    throw err;
   }
 }
 
 type SignetRun = { rows: Row[]; mcpLine: string; profile: string[] };
 
 /** One `signet serve` (worker off) for the read and create groups; optionally profiled. */
-async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, onePage: Uint8Array): Promise<SignetRun> {
+async function signetRoutes(kind: DbKind, floors: { read?: Floor; create?: Floor }, onePage: Uint8Array): Promise<SignetRun> {
   const label = DB_LABEL[kind];
   const profDir = profiling ? mkdtempSync(path.join(tmpdir(), 'signet-bench-prof-')) : undefined;
   const server = await startSignet(kind, databaseUrl, {
@@ -146,21 +164,26 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
   const windows = { read: [] as [number, number][], create: [] as [number, number][] };
   const readRun = { ...reads, pid: server.pid };
   const createRun = { ...creates, pid: server.pid };
-  const add = (row: Row, floor: Row | undefined) => {
-    rows.push({ ...row, floor });
-    windows[row.group as 'read' | 'create'].push(row.window);
+  const add = (row: Row) => {
+    rows.push(row);
+    for (const r of row.paired?.rounds ?? [row]) windows[row.group as 'read' | 'create'].push(r.window);
+  };
+  /** In turns with its floor when there is one (measurePaired), else on its own. */
+  const measureRow = (name: string, group: 'read' | 'create', req: LoadRequest, floor: Floor | undefined): Promise<Row> => {
+    const run = group === 'read' ? readRun : createRun;
+    return floor ? measurePaired({ name, group, req, pid: server.pid }, floor, { ...run, rounds }) : measure(name, group, req, run);
   };
   let mcpLine = '';
   try {
     const c: Client = { base: server.base, ...(await createCustomer(server.base)) };
     if (runs('read')) {
-      add(await measure(`Signet GET /v1/account (${label})`, 'read', { url: `${c.base}/v1/account`, headers: authed(c) }, readRun), floors.read);
+      add(await measureRow(`Signet GET /v1/account (${label})`, 'read', { url: `${c.base}/v1/account`, headers: authed(c) }, floors.read));
       if (await mcpServed(c.base)) {
         const { rest, mcp } = await statusRequests(c);
-        const restRow = await measure(`Signet GET /v1/envelopes/{id}/status (${label})`, 'read', rest, readRun);
-        const mcpRow = await measure(`Signet MCP tools/call get_envelope_status (${label})`, 'read', mcp, readRun);
-        add(restRow, floors.read);
-        add(mcpRow, floors.read);
+        const restRow = await measureRow(`Signet GET /v1/envelopes/{id}/status (${label})`, 'read', rest, floors.read);
+        const mcpRow = await measureRow(`Signet MCP tools/call get_envelope_status (${label})`, 'read', mcp, floors.read);
+        add(restRow);
+        add(mcpRow);
         const r = mcpRow.rps / restRow.rps;
         mcpLine = `  ${label.padEnd(10)} MCP ${mcpRow.rps.toFixed(0)} req/s vs REST ${restRow.rps.toFixed(0)} req/s: ${r.toFixed(3)} (goal >= 0.5: ${r >= 0.5 ? 'met' : 'NOT met'})`;
       } else {
@@ -169,13 +192,12 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
     }
     if (runs('create')) {
       const upload = await createAndSendBody(onePage);
-      const createRow = await measure(`Signet POST /v1/envelopes create-and-send, 1 page, 2 signers (${label})`, 'create', { url: `${c.base}/v1/envelopes`, method: 'POST', body: upload.body, headers: authed(c, { 'content-type': upload.contentType }), idempotencyKey: true }, createRun);
-      add(createRow, floors.create);
+      add(await measureRow(`Signet POST /v1/envelopes create-and-send, 1 page, 2 signers (${label})`, 'create', { url: `${c.base}/v1/envelopes`, method: 'POST', body: upload.body, headers: authed(c, { 'content-type': upload.contentType }), idempotencyKey: true }, floors.create));
 
       const templateId = await createTemplate(c, onePage);
       const fromTemplate: LoadRequest = { url: `${c.base}/v1/templates/${templateId}/from-template`, method: 'POST', body: fromTemplateBody(true), headers: authed(c, { 'content-type': 'application/json' }), idempotencyKey: true };
-      const fromRow = await measure(`Signet POST /v1/templates/{id}/from-template, sent (${label})`, 'create', fromTemplate, createRun);
-      add(fromRow, floors.create);
+      const fromRow = await measureRow(`Signet POST /v1/templates/{id}/from-template, sent (${label})`, 'create', fromTemplate, floors.create);
+      add(fromRow);
 
       // Each send uses up a draft: make 1.5 times as many as from-template (the nearest shape) did in
       // the same time, then send a fixed number of them (its rate: that number over the time it took).
@@ -186,7 +208,10 @@ async function signetRoutes(kind: DbKind, floors: { read?: Row; create?: Row }, 
       const drafts = await makeDrafts(c, templateId, warmupSends + measuredSends, createConnections);
       let next = 0;
       const send: LoadRequest = { url: `${c.base}/v1/envelopes/${drafts[0]}/send`, method: 'POST', headers: authed(c), idempotencyKey: true, nextPath: () => `/v1/envelopes/${drafts[next++]}/send` };
-      add(await measureAmount(`Signet POST /v1/envelopes/{id}/send of a draft (${label})`, 'create', send, warmupSends, measuredSends, createConnections, server.pid), floors.create);
+      // The drafts are used up once, so no rounds: the floor runs once, just before.
+      const floorNow = floors.create && (await measure(`${floors.create.name}, before the sends`, floors.create.group, floors.create.req, { ...createRun, pid: floors.create.pid }));
+      const sendRow = await measureAmount(`Signet POST /v1/envelopes/{id}/send of a draft (${label})`, 'create', send, warmupSends, measuredSends, createConnections, server.pid);
+      add(floorNow ? { ...sendRow, floor: floors.create!.row, paired: { ratio: sendRow.rps / floorNow.rps, ratios: [sendRow.rps / floorNow.rps], rounds: [sendRow] } } : sendRow);
       if (next > drafts.length) throw new Error(`sent ${next} requests for ${drafts.length} drafts`);
     }
     // The profile is written as the server exits.
@@ -231,10 +256,16 @@ async function main(): Promise<void> {
   const onePage = await textPdf(1);
   for (const kind of kinds) {
     if (!requestGroups) break;
-    const floors: { read?: Row; create?: Row } = {};
-    if (runs('read')) rows.push((floors.read = await readFloor(kind)));
-    if (runs('create')) rows.push((floors.create = await createFloor(kind, await createAndSendBody(onePage))));
-    const signet = await signetRoutes(kind, floors, onePage);
+    const floors: { read?: Floor; create?: Floor } = {};
+    let signet: SignetRun;
+    try {
+      if (runs('read')) rows.push((floors.read = await readFloor(kind)).row);
+      if (runs('create')) rows.push((floors.create = await createFloor(kind, await createAndSendBody(onePage))).row);
+      signet = await signetRoutes(kind, floors, onePage);
+    } finally {
+      await floors.read?.stop();
+      await floors.create?.stop();
+    }
     rows.push(...signet.rows);
     if (signet.mcpLine) mcpLines.push(signet.mcpLine);
     profiles.push(...signet.profile);
@@ -302,7 +333,8 @@ async function main(): Promise<void> {
     for (const r of rows.filter((r) => r.floor && r.name.endsWith(`(${DB_LABEL[kind]})`) && !r.name.includes(' MCP '))) {
       const name = r.name.replace(/^Signet /, '').replace(/ \([^)]*\)$/, '');
       const [min, what] = r.group === 'read' ? [0.8, 'read'] : [0.33, 'create'];
-      goal(kind, `${what} ${name}: ${ratio(r.rps, r.floor!.rps)} of its floor (>= ${min})`, r.rps / r.floor!.rps >= min);
+      const each = (r.paired?.ratios.length ?? 0) > 1 ? `, median of ${r.paired!.ratios.map((x) => x.toFixed(2)).join(' ')}` : '';
+      goal(kind, `${what} ${name}: ${floorRatio(r).toFixed(3)} of its floor (>= ${min}${each})`, floorRatio(r) >= min);
     }
     const c = completion.get(kind);
     if (c) goal(kind, `completion p50 ${c.p50.toFixed(0)} ms (<= 100 ms)`, c.p50 <= 100);
