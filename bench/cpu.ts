@@ -21,21 +21,25 @@ function msPerTick(): number {
   return 1000 / ticksPerSecond;
 }
 
-/** utime + stime of a process in clock ticks, and its command name; undefined once it is gone. */
-function stat(pid: string): { comm: string; ticks: number } | undefined {
+/**
+ * utime + stime of a process in clock ticks, cutime + cstime (its children's, once they exited and it
+ * reaped them), and its command name; undefined once it is gone.
+ */
+function stat(pid: string): { comm: string; ticks: number; reapedTicks: number } | undefined {
   try {
     const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The name is in parentheses and may hold spaces: the fields after it are counted from its end.
     const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
-    return { comm: line.slice(line.indexOf('(') + 1, line.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+    return { comm: line.slice(line.indexOf('(') + 1, line.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]), reapedTicks: Number(fields[13]) + Number(fields[14]) };
   } catch {
     return undefined;
   }
 }
 
 /**
- * CPU used so far by `pid` and by the PostgreSQL processes; undefined without a pid or /proc. A backend that exits during the run takes
- * its time with it, so pools must stay open across a measured run (they do: each server keeps its own).
+ * CPU used so far by `pid` and by the PostgreSQL processes; undefined without a pid or /proc. A backend
+ * or autovacuum worker that exits during the run leaves its time to the postmaster, which reaps it: the
+ * reaped time counts, or the sum would drop.
  */
 export function cpuSnapshot(pid: number | undefined): CpuSnapshot | undefined {
   const server = pid === undefined ? undefined : stat(String(pid));
@@ -44,7 +48,7 @@ export function cpuSnapshot(pid: number | undefined): CpuSnapshot | undefined {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const s = stat(entry);
-    if (s?.comm === 'postgres') db += s.ticks;
+    if (s?.comm === 'postgres') db += s.ticks + s.reapedTicks;
   }
   return { serverMs: server.ticks * msPerTick(), dbMs: db * msPerTick() };
 }
