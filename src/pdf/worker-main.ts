@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, type ErrorCode } from '../errors.js';
+import { collectGarbage } from '../lib/gc.js';
 import { installDecodeGuard } from './decode-guard.js';
 import type { SandboxJob, SandboxReply } from './sandbox.js';
 
@@ -24,8 +25,20 @@ export async function serveJobs(jobs: WorkerJobs): Promise<void> {
   const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB });
   const bombMessage = `${jobs.subject} contains a compressed stream that expands beyond the ${maxMemoryMb} MB limit`;
 
+  // A job's input (a file of up to MAX_PDF_BYTES, read whole) is dead once the job is answered, but
+  // would stay resident until V8 next collects, and pile up over jobs (see collectGarbage). So a job
+  // that leaves COLLECT_ABOVE more Buffer memory than the worker holds between jobs is followed by a
+  // collection, while the parent carries on. What is held is measured again at the next job (the
+  // collection's sweep is done by then), so memory the worker keeps (a font, once loaded) is not
+  // collected for again and again.
+  const COLLECT_ABOVE = 8 * MB;
+  const arrayBuffers = () => process.memoryUsage().arrayBuffers;
+  let held = arrayBuffers();
+  let collected = false;
+
   const port = parentPort!;
   port.on('message', async ({ id, input }: SandboxJob) => {
+    if (collected) [held, collected] = [arrayBuffers(), false];
     guard?.reset();
     let reply: SandboxReply;
     const transfer: ArrayBuffer[] = [];
@@ -41,6 +54,10 @@ export async function serveJobs(jobs: WorkerJobs): Promise<void> {
       else reply = { id, ok: false, ...jobs.unexpected(String((err as Error)?.message ?? err)) };
     }
     port.postMessage(reply, transfer);
+    if (arrayBuffers() > held + COLLECT_ABOVE) {
+      collectGarbage('major');
+      collected = true;
+    }
   });
   port.postMessage({ ready: true } satisfies SandboxReply);
 }
