@@ -36,7 +36,6 @@ import { createBillingRepo } from './modules/billing/billing.repo.js';
 import { createBillingService } from './modules/billing/billing.service.js';
 import { createOpsService } from './modules/ops/ops.service.js';
 import { createMetrics } from './modules/ops/metrics.js';
-import { createDocumenso } from './engine/documenso/index.js';
 import { createLocalEngine } from './engine/local/local-engine.js';
 import { createLocalEngineRepo } from './engine/local/local-engine.repo.js';
 import { createNotifier } from './engine/local/notifications.js';
@@ -209,7 +208,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     }),
   };
   const envelopesRepo = createEnvelopesRepo();
-  const remote = config.documenso && createDocumenso({ config: config.documenso, maxPdfBytes: config.maxPdfBytes, db, log: logger.child({ component: 'documenso' }), envelopeIdsOfRecipients: envelopesRepo.engineEnvelopeIdsOfRecipients, heldOf: envelopesRepo.heldEngineEnvelopeIds, now: () => clock().getTime() });
+  // Imported only when configured: Documenso's SDK is most of a start-up's module graph otherwise.
+  const remote = config.documenso && (await import('./engine/documenso/index.js')).createDocumenso({ config: config.documenso, maxPdfBytes: config.maxPdfBytes, db, log: logger.child({ component: 'documenso' }), envelopeIdsOfRecipients: envelopesRepo.engineEnvelopeIdsOfRecipients, heldOf: envelopesRepo.heldEngineEnvelopeIds, now: () => clock().getTime() });
   const engine = remote?.engine ?? local.engine;
   const signingUrlsOf = (remote?.engine ?? local).linksOf;
   const sync = createEnvelopeSync({

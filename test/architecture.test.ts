@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// test-lane: once (parses the environment; opens no database)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

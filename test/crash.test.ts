@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { FIXTURE_PATH } from './fixtures/billable-route.js';
 import { envelopeBody, samplePdf, sigField, signer } from './fixtures/envelopes.js';
-import { OPS_TOKEN, S2S_KEY } from './harness.js';
+import { OPS_TOKEN, S2S_KEY, seedPgliteDataDir } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = path.join(ROOT, 'test', 'fixtures', 'crash-server.ts');
@@ -27,6 +27,7 @@ type Child = {
 const children: Child[] = [];
 const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-crash-'));
 const schema = DATABASE_URL ? `t_crash_${randomBytes(6).toString('hex')}` : undefined;
+if (!DATABASE_URL) await seedPgliteDataDir(dataDir);
 
 after(async () => {
   for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');

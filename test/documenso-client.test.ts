@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 /**
  * The documenso engine's transport (src/engine/documenso/client.ts) against the Documenso stand-in:
  * each failure mapped to its AppError code, retries on idempotent calls only, the circuit breaker,

@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 /**
  * The Documenso stand-in against the official SDK: every route the documenso engine uses answers what
  * the SDK's own schemas accept (the SDK validates each reply; a drifted shape throws), and the

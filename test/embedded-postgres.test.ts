@@ -1,3 +1,4 @@
+// test-lane: once (starts its own embedded PostgreSQL whatever DATABASE_URL says)
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -19,7 +19,7 @@ import { openDatabase, rowsOf, type Database } from '../src/db/client.js';
 import { auditLog, jobs, operatorAlerts } from '../src/db/schema/index.js';
 import { claim, enqueue } from '../src/jobs/queue.js';
 import { createWorker, type WorkerOptions } from '../src/jobs/worker.js';
-import { OPS_TOKEN, S2S_KEY, bearer, createTestApp, openTestDatabase } from './harness.js';
+import { OPS_TOKEN, S2S_KEY, bearer, createTestApp, openTestDatabase, testPgliteImage } from './harness.js';
 import { assertError } from './fixtures/envelopes.js';
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -125,7 +125,7 @@ async function sharedDatabase() {
   const dir = mkdtempSync(path.join(tmpdir(), 'signet-poison-'));
   const url = process.env.DATABASE_URL;
   const schema = url ? `t_poison_${randomBytes(6).toString('hex')}` : undefined;
-  const open = (): Promise<Database> => (url ? openDatabase({ databaseUrl: url, dataDir: dir, poolSize: 4, schemaName: schema }) : openDatabase({ dataDir: dir }));
+  const open = (): Promise<Database> => (url ? openDatabase({ databaseUrl: url, dataDir: dir, poolSize: 4, schemaName: schema }) : testPgliteImage().then((pgliteImage) => openDatabase({ dataDir: dir, pgliteImage })));
   return { dir, url, schema, open };
 }
 

@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 /**
  * Every stream filter's output is bounded while an untrusted PDF is read, not only Flate's:
  * LZWDecode and RunLengthDecode bombs (encoders below) are refused with INVALID_PDF and a reason,

@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 /**
  * The queue in front of the PDF workers: bounded in all and per customer (503 with Retry-After at
  * once), fair (a customer flooding it delays only itself), and a job that waited past its deadline

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { createLocalStorage } from '../src/providers/storage/index.js';
-import { OPS_TOKEN, createTestApp, type TestApp } from './harness.js';
+import { OPS_TOKEN, createTestApp, seedPgliteDataDir, type TestApp } from './harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const VERSION: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -100,9 +100,11 @@ function get(port: number, url: string): Promise<Answer> {
   });
 }
 
-describe('SIGTERM on `signet serve`', () => {
+// The server runs on PGlite in DATA_DIR whatever the suite runs on, so the PostgreSQL lane need not repeat it.
+describe('SIGTERM on `signet serve`', { skip: Boolean(process.env.DATABASE_URL) && 'runs on PGlite whatever the store: the PGlite lane runs it' }, () => {
   test('ready turns 503 at once, requests are served through the drain, the one in flight completes, then exit 0', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-drain-'));
+    await seedPgliteDataDir(dataDir);
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.NODE_TEST_CONTEXT;
     // PGlite in DATA_DIR whatever the suite runs on: the shutdown is the subject, and a real server process

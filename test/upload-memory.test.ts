@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 /**
  * A large upload does not stay in memory once it is done with: its chunks are freed as it streams to
  * disk, and the sandbox worker frees the file it read for the parse when the job is answered. V8 would

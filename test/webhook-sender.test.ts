@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';

@@ -1,3 +1,4 @@
+// test-lane: once (opens no database)
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AppError } from '../src/errors.js';

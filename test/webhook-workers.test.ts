@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../src/db/client.js';
-import { bearer, createTestApp, type TestApp } from './harness.js';
+import { bearer, createTestApp, testPgliteImage, type TestApp } from './harness.js';
 import { createEnvelope, person } from './fixtures/envelopes.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from './fixtures/receiver.js';
 import { spawnWorker, type WorkerProcess } from './fixtures/worker-process.js';
@@ -33,7 +33,7 @@ function sharedDatabase() {
   return {
     dataDir,
     schema,
-    open: (): Promise<Database> => (DATABASE_URL ? openDatabase({ databaseUrl: DATABASE_URL, dataDir, poolSize: 10, schemaName: schema }) : openDatabase({ dataDir })),
+    open: (): Promise<Database> => (DATABASE_URL ? openDatabase({ databaseUrl: DATABASE_URL, dataDir, poolSize: 10, schemaName: schema }) : testPgliteImage().then((pgliteImage) => openDatabase({ dataDir, pgliteImage }))),
     worker: (env: Record<string, string>, waitForStart = false) => spawnWorker({ dataDir, databaseUrl: DATABASE_URL, schema, env, waitForStart }),
   };
 }

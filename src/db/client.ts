@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
@@ -44,12 +44,16 @@ const MIGRATION_LOCK_KEY = 7_140_221_001;
 /** Backoff between attempts to reopen a lost LISTEN connection: doubling from the first to the last. */
 const LISTEN_RETRY_MS = { first: 100, max: 30_000 };
 
-/** `embedded` picks the store used when there is no databaseUrl: PGlite (default) or embedded PostgreSQL. */
-export type DatabaseOptions = { databaseUrl?: string; dataDir: string; poolSize?: number; schemaName?: string; embedded?: 'pglite' | 'postgres' };
+/**
+ * `embedded` picks the store used when there is no databaseUrl: PGlite (default) or embedded PostgreSQL.
+ * `pgliteImage` starts a new PGlite database from a data directory dumped by `dumpPgliteImage` instead
+ * of running initdb (about 3 s of WASM work); it is ignored when the directory already holds a database.
+ */
+export type DatabaseOptions = { databaseUrl?: string; dataDir: string; poolSize?: number; schemaName?: string; embedded?: 'pglite' | 'postgres'; pgliteImage?: Blob };
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.schemaName);
-  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10) : openPglite(opts.dataDir);
+  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10) : openPglite(opts.dataDir, opts.pgliteImage);
 }
 
 /** A PostgreSQL server of our own in DATA_DIR/pg, used through the same path as DATABASE_URL. */
@@ -97,13 +101,27 @@ async function runMigrations(db: Db): Promise<void> {
   });
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+/** The data directory of a migrated in-memory PGlite, as a tar that `pgliteImage` takes. */
+export async function dumpPgliteImage(): Promise<Blob> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const client = await PGlite.create('memory://');
+  try {
+    await runMigrations(drizzle(client, { schema }) as unknown as Db);
+    return await client.dumpDataDir('none');
+  } finally {
+    await client.close();
+  }
+}
+
+async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   // `memory://` keeps the whole database in memory (tests); anything else is a directory under DATA_DIR.
   const dir = dataDir.startsWith('memory://') ? dataDir : path.join(dataDir, 'pglite');
+  const fresh = dir.startsWith('memory://') || !existsSync(path.join(dir, 'PG_VERSION'));
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create(dir);
+  const client = await PGlite.create(dir, image && fresh ? { loadDataDir: image } : {});
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',

@@ -6,7 +6,7 @@
  * The script runs this file with plain `node` rather than `node --test`, whose runner kills the file's
  * process at Ctrl-C before it can stop the nodes and drop its database.
  *
- *   CLUSTER_SECONDS   seconds of load (default 40; longer, up to 120, until each role was killed twice)
+ *   CLUSTER_SECONDS   seconds of load (default 30; longer, up to 120, until each role was killed twice)
  *   CLUSTER_CLIENTS   concurrent client loops (default 3)
  *   CLUSTER_STORAGE   s3 (s3rver, the default), postgres, or local (one DATA_DIR shared by every node)
  */
@@ -21,7 +21,7 @@ import { checkCreates, checkDocuments, checkMoney, checkQueue, checkWebhooks, pe
 import type { Node } from './processes.js';
 import { createWorkload } from './workload.js';
 
-const SECONDS = Number(process.env.CLUSTER_SECONDS || 40);
+const SECONDS = Number(process.env.CLUSTER_SECONDS || 30);
 const MAX_SECONDS = Math.max(SECONDS, 120);
 const CLIENTS = Number(process.env.CLUSTER_CLIENTS || 3);
 const SETTLE_MS = 120_000;

@@ -1,3 +1,4 @@
+// test-lane: once (pages in Chromium; the routes behind them run on both stores in their own files)
 /**
  * A card top-up in a real Chromium against the real server: the billing page (signed in with a real
  * session cookie), a preset chosen and submitted, the redirect to the Stripe stand-in's Checkout page

@@ -1,3 +1,4 @@
+// test-lane: once (pages in Chromium; the routes behind them run on both stores in their own files)
 /**
  * Dashboard sign-in by emailed link in a real Chromium against the real server (HTTP, in-process
  * worker, a real SMTP server): the form, "check your email", the mail, the confirm page, signed in

@@ -1,3 +1,4 @@
+// test-lane: once (pages in Chromium; the routes behind them run on both stores in their own files)
 /**
  * Dashboard sign-in through a real OpenID Connect provider (oidc-provider, on 127.0.0.1, one client,
  * its built-in development login and consent pages) in a real Chromium against the real server:

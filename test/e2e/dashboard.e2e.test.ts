@@ -1,3 +1,4 @@
+// test-lane: once (pages in Chromium; the routes behind them run on both stores in their own files)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';

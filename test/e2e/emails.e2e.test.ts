@@ -1,3 +1,4 @@
+// test-lane: once (renders emails in Chromium; opens no database)
 /**
  * Every email's HTML in Chromium at a desktop mail pane's width (600 px) and a phone's (375 px): it fits
  * without sideways scrolling, axe-core finds nothing serious, and a screenshot is kept in

@@ -1,3 +1,4 @@
+// test-lane: once (pages in Chromium; the routes behind them run on both stores in their own files)
 /**
  * An email verification done by a person in a real Chromium against the real server (HTTP, worker,
  * SMTP): the page asks for a code, the code arrives at a real SMTP server, a wrong code is refused with

@@ -1,3 +1,4 @@
+// test-lane: once (pages in Chromium; the routes behind them run on both stores in their own files)
 /**
  * The public document verification page in a real Chromium against the real server over HTTP: a PDF
  * sealed through the real flow is chosen with the file input and recognised (title, signers); a copy

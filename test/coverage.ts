@@ -1,0 +1,41 @@
+/**
+ * `npm run coverage`: V8's coverage of src/ over the PGlite lane, the documenso suites and, when
+ * DATABASE_URL names a server, the PostgreSQL lane (in a database of its own there), merged by c8 into
+ * one report: a summary on stdout, HTML in coverage/. Every process and worker thread the tests start
+ * writes its own coverage file. Not part of CI: it runs the suite again, slower.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.dirname(import.meta.dirname);
+const data = path.join(root, 'coverage', 'v8');
+rmSync(path.join(root, 'coverage'), { recursive: true, force: true });
+
+const { DATABASE_URL, ...withoutDatabase } = process.env;
+const run = (what: string, script: string, databaseUrl?: string): boolean => {
+  console.log(`# coverage: ${what}`);
+  const env = { ...withoutDatabase, NODE_V8_COVERAGE: data, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  return spawnSync('npm', ['run', script, '--silent'], { cwd: root, stdio: 'inherit', env }).status === 0;
+};
+
+let passed = run('the PGlite lane', 'test');
+passed = run('the documenso suites', 'test:documenso') && passed;
+if (DATABASE_URL) {
+  const server = new URL(DATABASE_URL);
+  const db = `signet_coverage_${randomBytes(4).toString('hex')}`;
+  const admin = (sql: string) => spawnSync('psql', [DATABASE_URL, '-qc', sql], { stdio: 'inherit' }).status === 0;
+  if (!admin(`CREATE DATABASE ${db}`)) throw new Error(`coverage: could not create ${db} on ${server.host}`);
+  try {
+    passed = run('the PostgreSQL lane', 'test', Object.assign(server, { pathname: `/${db}` }).href) && passed;
+  } finally {
+    admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  }
+} else {
+  console.log('# coverage: DATABASE_URL is not set, so the PostgreSQL lane is left out of the report');
+}
+
+const c8 = path.join(root, 'node_modules', '.bin', 'c8');
+spawnSync(c8, ['report', '--temp-directory', data, '--reports-dir', path.join(root, 'coverage'), '--all', '--src', 'src', '--include', 'src/**', '--exclude', 'src/**/*.d.ts', '--reporter', 'text-summary', '--reporter', 'html'], { cwd: root, stdio: 'inherit' });
+process.exitCode = passed ? 0 : 1;

@@ -1,0 +1,27 @@
+/**
+ * `npm test`: the test files of this lane (test/lanes.ts), several at a time, through node:test.
+ * With file arguments it runs just those. TEST_CONCURRENCY sets how many files run at once (default:
+ * the number of CPUs); every file keeps its own ports, directories and database, so any order is safe.
+ */
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { filesForLane, testFiles } from './lanes.js';
+
+const lane = process.env.DATABASE_URL ? 'postgres' : 'pglite';
+const args = process.argv.slice(2);
+const named = args.filter((a) => a.endsWith('.ts'));
+const flags = args.filter((a) => !a.endsWith('.ts'));
+const files = named.length ? named : filesForLane(lane);
+const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism();
+if (!named.length) {
+  const skipped = testFiles().length - files.length;
+  console.log(`# ${files.length} test files on ${lane === 'postgres' ? 'PostgreSQL' : 'PGlite'}, ${concurrency} at a time${skipped ? ` (${skipped} marked "test-lane: once" ran on PGlite)` : ''}`);
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...flags, ...files], {
+  cwd: path.dirname(import.meta.dirname),
+  stdio: 'inherit',
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
