@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
-import { migrate, serve, work } from './main.js';
 
 const USAGE = `Usage: signet <command>
 
@@ -82,18 +81,21 @@ async function ops(argv: string[]): Promise<void> {
   if (!res.ok) process.exit(1);
 }
 
+/** The server's modules load only for the commands that run it: `ops` and `--help` answer at once. */
+const server = () => import('./main.js');
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
     case 'serve':
     case undefined:
-      await serve();
+      await (await server()).serve();
       return;
     case 'worker':
-      await work();
+      await (await server()).work();
       return;
     case 'migrate':
-      await migrate();
+      await (await server()).migrate();
       return;
     case 'ops':
       await ops(rest);
