@@ -7,12 +7,16 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = path.dirname(import.meta.dirname);
 const data = path.join(root, 'coverage', 'v8');
 rmSync(path.join(root, 'coverage'), { recursive: true, force: true });
+// The harness keeps its migrated PGlite image between runs (test/harness.ts): remove it, so that this run
+// makes it again and the code that makes it is counted.
+for (const name of readdirSync(tmpdir())) if (name.startsWith('signet-pglite-image-')) rmSync(path.join(tmpdir(), name), { force: true });
 
 const { DATABASE_URL, ...withoutDatabase } = process.env;
 const run = (what: string, script: string, databaseUrl?: string): boolean => {

@@ -64,6 +64,29 @@ async function stopAll(): Promise<void> {
   await Promise.all(started.splice(0).map((w) => w.stop()));
 }
 
+/** `database` with its worker's claims counted (the one statement with SKIP LOCKED, run prepared). */
+function countingClaims(database: Database): { database: Database; claims: number } {
+  const counter = { database, claims: 0 };
+  type Session = { prepareQuery(q: { sql: string }, ...rest: unknown[]): unknown };
+  const session = (database.db as unknown as { session: Session }).session;
+  const countingSession = new Proxy(session, {
+    get(target, prop) {
+      if (prop === 'prepareQuery') return (q: { sql: string }, ...rest: unknown[]) => (q.sql.includes('SKIP LOCKED') && counter.claims++, target.prepareQuery(q, ...rest));
+      const value = Reflect.get(target, prop) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const db = new Proxy(database.db, {
+    get(target, prop) {
+      if (prop === 'session') return countingSession;
+      const value = Reflect.get(target, prop) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  counter.database = { ...database, db };
+  return counter;
+}
+
 /** A job type no other test uses, so each test sees only its own rows. */
 const uniqueType = (name: string) => `test.${name}.${randomBytes(4).toString('hex')}`;
 
@@ -527,44 +550,53 @@ test('stop() waits for the running job to finish and then claims nothing more', 
 test('a worker claims once per wake-up: a claim that comes back short ends the round, and a full one is followed by another', async () => {
   const type = uniqueType('claims');
   const ran: number[] = [];
-  // Counts the worker's claims (its only statement with SKIP LOCKED, run prepared) on the pool it is given.
-  let claims = 0;
-  type Session = { prepareQuery(q: { sql: string }, ...rest: unknown[]): unknown };
-  const session = (dbA.db as unknown as { session: Session }).session;
-  const countingSession = new Proxy(session, {
-    get(target, prop) {
-      if (prop === 'prepareQuery') return (q: { sql: string }, ...rest: unknown[]) => (q.sql.includes('SKIP LOCKED') && claims++, target.prepareQuery(q, ...rest));
-      const value = Reflect.get(target, prop) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  const counted = new Proxy(dbA.db, {
-    get(target, prop) {
-      if (prop === 'session') return countingSession;
-      const value = Reflect.get(target, prop) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  await startWorker({ database: { ...dbA, db: counted }, jobs: [{ type, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) }], concurrency: 4, intervalMs: 60_000 });
+  const counted = countingClaims(dbA);
+  await startWorker({ database: counted.database, jobs: [{ type, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) }], concurrency: 4, intervalMs: 60_000 });
   try {
-    await waitFor(() => claims === 1, 2_000, 'the first tick to claim');
+    await waitFor(() => counted.claims === 1, 2_000, 'the first tick to claim');
     await sleep(200);
-    claims = 0;
+    counted.claims = 0;
     // Three jobs in one commit: one NOTIFY, one claim (3 of 4 slots), and none after each job ends.
     await dbA.db.transaction((tx) => enqueue(tx, [1, 2, 3].map((n) => ({ type, payload: { n } }))));
     await waitFor(async () => (await rowsOfType(type)).every((r) => r.status === 'done'), 2_000, 'the three jobs to be done');
     await sleep(200);
-    assert.equal(claims, 1, `one claim for one wake-up, got ${claims}`);
+    assert.equal(counted.claims, 1, `one claim for one wake-up, got ${counted.claims}`);
 
     // Six jobs: the first claim fills the 4 slots, so the queue may hold more and a finished job claims
     // again; without that, two of them would wait for the next tick (a minute away).
-    claims = 0;
+    counted.claims = 0;
     await dbA.db.transaction((tx) => enqueue(tx, [4, 5, 6, 7, 8, 9].map((n) => ({ type, payload: { n } }))));
     await waitFor(async () => (await rowsOfType(type)).every((r) => r.status === 'done'), 2_000, 'the six jobs to be done');
     assert.deepEqual([...ran].sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    assert.ok(claims >= 2 && claims <= 4, `a full claim and the claims after it, got ${claims}`);
+    assert.ok(counted.claims >= 2 && counted.claims <= 4, `a full claim and the claims after it, got ${counted.claims}`);
   } finally {
     await stopAll();
+  }
+});
+
+test('a worker wakes for jobs queued in its own schema, not for another schema on the same database', async (t) => {
+  const url = process.env.DATABASE_URL;
+  if (!url) return t.skip('PGlite holds one schema');
+  const type = uniqueType('schemas');
+  const ran: number[] = [];
+  const counted = countingClaims(dbA);
+  await startWorker({ database: counted.database, jobs: [{ type, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) }] });
+  const other = await openDatabase({ databaseUrl: url, dataDir, poolSize: 1, schemaName: `t_${randomBytes(6).toString('hex')}` });
+  try {
+    await other.migrate();
+    // NOTIFY channels are database-wide: a job queued in the other schema must not wake this worker,
+    // whose claim would find nothing there (the interval is a minute away, so only a NOTIFY can wake it).
+    await waitFor(() => counted.claims === 1, 2_000, 'the first tick to claim');
+    await sleep(300);
+    await other.db.transaction((tx) => enqueue(tx, { type, payload: { n: 1 } }));
+    await sleep(500);
+    assert.equal(counted.claims, 1, 'a NOTIFY from another schema woke the worker');
+    await enqueueCommitted(type, { n: 2 });
+    await waitFor(() => ran.includes(2), 2_000, 'its own job to run on its NOTIFY');
+  } finally {
+    await stopAll();
+    await other.close();
+    await other.dropSchema?.();
   }
 });
 

@@ -5,6 +5,11 @@ import { executePrepared } from '../db/prepared.js';
 import { jobs } from '../db/schema/index.js';
 import { withRequestId } from './request-scope.js';
 
+/**
+ * The queue's NOTIFY channel. Channels are database-wide, so each notification carries the schema its jobs
+ * were queued in and a worker wakes only for its own: deployments (or test runs) that share one database
+ * under different schemas do not wake each other's workers for claims that find nothing.
+ */
 export const JOBS_CHANNEL = 'signet_jobs';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -51,7 +56,7 @@ export function enqueueStatement(jobs: EnqueueInput[]): SQL {
     SELECT x.type, x.payload, coalesce(x.run_at, now()), x.max_attempts, x.dedupe_key
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       AS x(n int, type text, payload jsonb, run_at timestamptz, max_attempts int, dedupe_key text),
-      pg_notify(${JOBS_CHANNEL}, '')
+      pg_notify(${JOBS_CHANNEL}, current_schema())
     ORDER BY x.n
     ON CONFLICT (dedupe_key) DO NOTHING`;
 }
@@ -120,7 +125,7 @@ export async function requeueDead(tx: DbOrTx, jobId: number): Promise<{ job: Pic
     .where(and(eq(jobs.id, jobId), eq(jobs.status, 'dead')))
     .returning({ id: jobs.id, type: jobs.type, status: jobs.status });
   if (requeued) {
-    await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, '')`);
+    await tx.execute(sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema())`);
     return { job: requeued, requeued: true };
   }
   const [current] = await tx.select({ id: jobs.id, type: jobs.type, status: jobs.status }).from(jobs).where(eq(jobs.id, jobId));

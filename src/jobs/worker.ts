@@ -229,7 +229,10 @@ export function createWorker(opts: WorkerOptions) {
     async start(): Promise<void> {
       if (!stopped) return;
       stopped = false;
-      unlisten = await opts.database.listen(JOBS_CHANNEL, () => void wakeUp());
+      const [{ schema }] = rowsOf<{ schema: string }>(await opts.database.db.execute(sql`SELECT current_schema() AS schema`));
+      unlisten = await opts.database.listen(JOBS_CHANNEL, (payload) => {
+        if (payload === schema) void wakeUp();
+      });
       tick();
     },
     /** Pumps now: for callers that know work was just committed (tests, in-process wake-ups). */
