@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -188,6 +188,20 @@ describe('signet CLI', () => {
       });
       assert.equal(r.code, 0, r.stderr + r.stdout);
       assert.match(JSON.parse(r.stdout).apiKey, /^svc_live_[0-9a-f]{32}$/);
+    } finally {
+      rmSync(ownDir, { recursive: true, force: true });
+    }
+  });
+
+  test('migrate applies the migrations to a new data directory and exits 0; run again it finds nothing to do', { skip: Boolean(process.env.DATABASE_URL) && 'PGlite in DATA_DIR whatever the store: the PGlite lane runs it' }, async () => {
+    const ownDir = mkdtempSync(path.join(tmpdir(), 'signet-cli-'));
+    try {
+      for (const run of ['first', 'second']) {
+        const r = await cli(['migrate'], { DATA_DIR: ownDir, DATABASE_URL: undefined, OPS_TOKEN, JWT_SECRET: 'j'.repeat(64), LOG_LEVEL: 'warn' });
+        assert.equal(r.code, 0, `${run} run: ${r.stderr}${r.stdout}`);
+        assert.match(r.stdout, /Migrations applied/, run);
+      }
+      assert.ok(existsSync(path.join(ownDir, 'pglite', 'PG_VERSION')), 'the database is in DATA_DIR/pglite');
     } finally {
       rmSync(ownDir, { recursive: true, force: true });
     }
