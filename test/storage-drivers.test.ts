@@ -145,8 +145,8 @@ for (const name of ['local', 'postgres', 's3'] as const) {
 
     // The postgres driver's bound is the driver's, not the store's: proved on PostgreSQL, where it runs in
     // production, not on PGlite, whose WASM takes about 45 s of CPU over 25 MB.
-    const onPglite = name === 'postgres' && !onPostgres;
-    test('a 25 MB file goes in with putFile and out with getStream without the process holding it', { skip: onPglite && 'the postgres driver at 25 MB runs on PostgreSQL' }, async () => {
+    const postgresDriverOnPglite = name === 'postgres' && !onPostgres;
+    test('a 25 MB file goes in with putFile and out with getStream without the process holding it', { skip: postgresDriverOnPglite && 'the postgres driver at 25 MB runs on PostgreSQL' }, async () => {
       const file = path.join(files, 'big.pdf');
       const bytes = randomBytes(MB25);
       writeFileSync(file, bytes);
