@@ -45,10 +45,9 @@ function spawn(file: URL, maxMemoryMb: number): Worker {
     },
   };
   if (!fromTs) return new Worker(file, options);
-  // Under tsx. Node 20 resolves a worker's entry before `execArgv: ['--import', 'tsx']` takes
-  // effect (ERR_UNKNOWN_FILE_EXTENSION), so register tsx's loader from a bootstrap, then import.
-  // @libpdf/core is loaded first, outside the loader, which would otherwise re-transform its
-  // 1.4 MB bundle in every worker.
+  // Under tsx. Not `execArgv: ['--import', 'tsx']`: its loader would transform @libpdf/core's 1.4 MB
+  // bundle again in every worker (700 ms to a worker's first message against 210 ms, Node 24). The
+  // bootstrap loads @libpdf/core first, outside the loader, then registers tsx and imports the entry.
   const lib = import.meta.resolve('@libpdf/core');
   const tsx = import.meta.resolve('tsx/esm/api');
   const code = `import(${JSON.stringify(lib)}).then(() => import(${JSON.stringify(tsx)})).then((m) => { m.register(); return import(${JSON.stringify(file.href)}); });`;

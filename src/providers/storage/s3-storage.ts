@@ -45,10 +45,6 @@ const isRetryable = (err: unknown) => {
  * PUT replaces an object atomically (readers see old or new bytes), so writes need no protocol of ours.
  */
 export function createS3Storage(opts: S3StorageOptions): BlobStorage & { check(): Promise<void>; close(): void } {
-  // The SDK warns once per process that its releases after January 2027 need Node 22; the pinned
-  // release runs on Node 20, and the warning would land in every operator's log. This is the
-  // variable the SDK itself reads to stay quiet (an explicit setting is kept).
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const warn = opts.onWarning ?? (() => {});
   const client = new S3Client({
     region: opts.region,
