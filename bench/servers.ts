@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase } from '../src/db/client.js';
+import { assertSameRuntime } from '../test/fixtures/runtime.js';
 
 export type DbKind = 'pglite' | 'postgres';
 export const DB_LABEL: Record<DbKind, string> = { pglite: 'PGlite', postgres: 'PostgreSQL' };
@@ -88,7 +89,10 @@ export async function startProcess(label: string, args: string[], env: Record<st
   try {
     for (;;) {
       // The announcement is among the first lines: read only the head of a log that may grow fast.
-      const m = /listening on (http:\/\/[^\s)]+)/.exec(log().slice(0, 64 * 1024));
+      const head = log().slice(0, 64 * 1024);
+      const m = /listening on (http:\/\/[^\s)]+)/.exec(head);
+      // Signet names its runtime: a server on another Node.js than the bench's would skew every ratio.
+      if (m && /^Signet /m.test(head)) assertSameRuntime(head, label);
       if (m) return { base: m[1].replace('0.0.0.0', '127.0.0.1'), pid: child.pid!, stop };
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${log()}`);
       if (Date.now() > deadline) throw new Error(`${label} did not start in 60 s:\n${log()}`);

@@ -52,7 +52,7 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   if (config.workerEnabled) await container.worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  console.log(`Signet ${container.version} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`);
+  console.log(`${banner(container)} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`);
   console.log(`Database: ${container.database.location}`);
   announceSecrets(config);
   warnAllowHosts(container);
@@ -77,6 +77,9 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   return { stop: async () => { await stop(); await container.close(); } };
 }
 
+/** Names the runtime too: operators and the tests check which Node.js a process runs on (README: Runtime). */
+const banner = (container: Container) => `Signet ${container.version} (Node.js ${process.version})`;
+
 /** The deny-list exemption is for development and tests; say so loudly when it is on. */
 function warnAllowHosts(container: Container): void {
   const hosts = container.config.webhookAllowHosts;
@@ -89,7 +92,7 @@ export async function work(config: Config = loadConfig()): Promise<Stoppable> {
   await container.database.migrate();
   await container.worker.start();
   warnAllowHosts(container);
-  console.log(`Signet ${container.version} worker ${container.worker.workerId} started`);
+  console.log(`${banner(container)} worker ${container.worker.workerId} started`);
   onShutdown(container, () => container.worker.stop());
   return { stop: () => container.close() };
 }

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { createLocalStorage } from '../src/providers/storage/index.js';
+import { assertSameRuntime } from './fixtures/runtime.js';
 import { OPS_TOKEN, createTestApp, seedPgliteDataDir, type TestApp } from './harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -124,6 +125,7 @@ describe('SIGTERM on `signet serve`', { skip: Boolean(process.env.DATABASE_URL) 
           if (m) (clearTimeout(timer), resolve(Number(m[1])));
         });
       });
+      assertSameRuntime(output.join('\n'), '`signet serve`');
       assert.equal((await get(port, '/health/ready')).status, 200);
 
       // A request in flight: its headers are in, half its body is sent, the rest comes after the drain.

@@ -8,6 +8,7 @@ import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs
 import { createServer, connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { assertSameRuntime } from '../fixtures/runtime.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -148,6 +149,7 @@ export function signetNode(name: string, role: Role, env: NodeJS.ProcessEnv, log
         if (Date.now() > deadline) throw new Error(`${name} did not start in ${startTimeoutMs} ms:\n${readFrom(logFile, offset)}`);
         await sleep(50);
       }
+      assertSameRuntime(readFrom(logFile, offset), name);
       if (role === 'serve') {
         for (;;) {
           const res = await fetch(`${node.base}/health`).catch(() => undefined);
