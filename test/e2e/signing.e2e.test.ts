@@ -147,6 +147,9 @@ describe('signing in Chromium', () => {
     const alicePage = await desktop.context.newPage();
     const aliceProblems = await watchPage(alicePage);
     await openSigningPage(alicePage, linkOf(alice.email));
+    // pdf.js 6 draws the pages in a renderer worker of its own, off the page's thread.
+    const workers = alicePage.workers().map((w) => new URL(w.url()).pathname);
+    assert.ok(workers.some((p) => p.endsWith('/pdf.renderer.min.mjs')), workers.join());
     assert.equal(await alicePage.locator('#signing-app').getAttribute('data-can-act'), 'true');
     assert.equal(await alicePage.getByTestId('document-title').textContent(), 'Services agreement');
     assert.match((await alicePage.getByTestId('recipient-line').textContent()) ?? '', /Signing as Alice Able <alice@example\.com>/);

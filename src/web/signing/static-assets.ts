@@ -71,7 +71,7 @@ export function loadSigningAssets(): SigningAssets {
 
   const pdfjs = pdfjsRoot();
   const pdfjsPrefix = `pdfjs-${pdfjs.version}`;
-  for (const name of ['pdf.min.mjs', 'pdf.worker.min.mjs']) files.set(`${pdfjsPrefix}/${name}`, path.join(pdfjs.dir, 'build', name));
+  for (const name of ['pdf.min.mjs', 'pdf.worker.min.mjs', 'pdf.renderer.min.mjs']) files.set(`${pdfjsPrefix}/${name}`, path.join(pdfjs.dir, 'build', name));
   for (const sub of ['cmaps', 'standard_fonts', 'wasm', 'iccs']) {
     const dir = path.join(pdfjs.dir, sub);
     for (const name of listFiles(dir)) files.set(`${pdfjsPrefix}/${sub}/${name}`, path.join(dir, name));

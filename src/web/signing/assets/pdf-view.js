@@ -5,6 +5,9 @@
 export async function openPdf(base, bytes) {
   const pdfjs = await import(new URL('pdf.min.mjs', base).href);
   pdfjs.GlobalWorkerOptions.workerSrc = new URL('pdf.worker.min.mjs', base).href;
+  // pdf.js 6 draws pages on an OffscreenCanvas in a worker of its own where the browser has one, so a
+  // long page never blocks typing or scrolling; elsewhere it draws on this thread as before.
+  pdfjs.GlobalWorkerOptions.rendererSrc = new URL('pdf.renderer.min.mjs', base).href;
   const task = pdfjs.getDocument({
     data: bytes,
     // No `new Function` for PostScript functions: the page's CSP forbids eval, and so do we.
