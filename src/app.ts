@@ -168,7 +168,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
   });
-  registerIdempotency(app, { idempotency: c.idempotency });
+  registerIdempotency(app, { idempotency: c.idempotency, repo: c.repos.idempotency, db: c.db });
 
   const routeTable = collectRoutes(app);
   await registerOpenApi(app, { version: c.version, publicUrl: config.publicUrl });

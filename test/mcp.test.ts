@@ -209,6 +209,28 @@ describe('POST /mcp with the SDK client', () => {
     assert.notEqual(restEnvelope.envelopeId, id);
   });
 
+  test('a REST Idempotency-Key mcp:<k> and an MCP idempotencyKey <k> are two records, in either order', async () => {
+    const args = async (idempotencyKey: string) => ({ pdfBase64: b64(await samplePdf()), title: 'Namespaced', recipients: [signer(1)], fields: [sigField(signer(1).email)], idempotencyKey });
+    const before = (await account(t)).creditsCents;
+    const first = newKey();
+    const viaMcp = ok<{ envelopeId: string }>(await client.callTool({ name: 'create_envelope', arguments: await args(first) }));
+    const viaRest = await createEnvelope(t, { title: 'Namespaced', recipients: [signer(1)] }, { key: `mcp:${first}` });
+    assert.notEqual(viaRest.envelopeId, viaMcp.envelopeId);
+
+    const second = newKey();
+    const restFirst = await createEnvelope(t, { title: 'Namespaced', recipients: [signer(1)] }, { key: `mcp:${second}` });
+    const mcpSecond = ok<{ envelopeId: string }>(await client.callTool({ name: 'create_envelope', arguments: await args(second) }));
+    assert.notEqual(mcpSecond.envelopeId, restFirst.envelopeId);
+    assert.equal((await account(t)).creditsCents, before - 40, 'four envelopes, four charges');
+
+    // Each door still replays its own record.
+    const replay = await client.callTool({ name: 'create_envelope', arguments: await args(second) });
+    assert.equal(ok<{ envelopeId: string }>(replay).envelopeId, mcpSecond.envelopeId);
+    assert.equal(replay._meta?.idempotentReplayed, true);
+    assert.equal((await createEnvelope(t, { title: 'Namespaced', recipients: [signer(1)] }, { key: `mcp:${second}` })).envelopeId, restFirst.envelopeId);
+    assert.equal((await account(t)).creditsCents, before - 40);
+  });
+
   test('a refusal inside the call is stored and replayed as such; nothing is charged', async () => {
     const before = (await account(t)).creditsCents;
     const idempotencyKey = newKey();

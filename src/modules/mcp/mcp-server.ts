@@ -6,14 +6,13 @@ import type { RequestContext } from '../../context.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { errorBody, toAppError } from '../../http/errors.js';
+import { KEY_NAMESPACES } from '../../http/idempotency.js';
 import type { Idempotency, PaymentGate, Reservation } from '../../http/idempotency-core.js';
 import type { IdempotencyRow, StoredResponse } from '../../http/idempotency.repo.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { inlineBudget, type InlineBudget } from './inline-budget.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 
-/** MCP's idempotencyKey values live apart from REST's Idempotency-Key values of the same customer. */
-const KEY_NAMESPACE = 'mcp:';
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 /** JSON-RPC messages one POST /mcp may carry (the SDK alone allows 100): a batch costs its tools/calls, not one request. */
 export const MCP_MAX_BATCH = 10;
@@ -117,7 +116,7 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
       if (tool.mutates && typeof key === 'string') {
         const { idempotencyKey: _key, ...rest } = args;
         const fingerprint = sha256Hex(`${tool.name}\n${canonical(rest)}${ctx.testModeHeader ? '\ntest-mode' : ''}`);
-        const outcome = await deps.idempotency.reserve({ customerId: ctx.actor.customerId, mode: ctx.actor.mode, key: KEY_NAMESPACE + key }, fingerprint);
+        const outcome = await deps.idempotency.reserve({ customerId: ctx.actor.customerId, mode: ctx.actor.mode, key: KEY_NAMESPACES.mcp + key }, fingerprint);
         if (outcome.kind === 'replay') return replay(r, outcome.row);
         reservation = outcome.reservation;
       } else if (tool.price) {
