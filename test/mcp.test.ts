@@ -60,7 +60,8 @@ function rpc(base: string, body: unknown, headers: Record<string, string> = {}) 
 }
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
-const RPC_HEADERS = { accept: ACCEPT, 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' };
+/** Every request after initialize names the protocol version (the SDK's transport refuses it otherwise). */
+const PROTOCOL = { 'mcp-protocol-version': '2025-06-18' };
 const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
 const markerPdf = () => makePdf([[{ text: 'Please sign below.', x: 72, y: 700 }, { text: '{{signature, r1}}', x: 72, y: 500 }]]);
@@ -356,7 +357,7 @@ describe('POST /mcp switches and limits', () => {
     const t = await createTestApp({ env: { RATE_LIMIT_MAX: '5' } });
     try {
       const batch = [1, 2, 3].map((id) => toolCall(id, 'get_account', {}));
-      const send = () => t.app.inject({ method: 'POST', url: '/mcp', headers: { ...bearer(t.customer.apiKey), ...RPC_HEADERS }, payload: batch });
+      const send = () => t.app.inject({ method: 'POST', url: '/mcp', headers: { ...bearer(t.customer.apiKey), ...PROTOCOL, accept: ACCEPT }, payload: batch });
       const first = await send();
       assert.equal(first.statusCode, 200, first.body);
       assert.equal(first.json().length, 3);
@@ -423,7 +424,7 @@ describe('POST /mcp batches and answer sizes (DESIGN §4.19)', () => {
     assert.equal(body.code, 'MCP_BATCH_TOO_LARGE');
     assert.equal(body.maxBatch, 10);
     assert.equal((await t.container.db.select().from(envelopes)).length, before);
-    const ten = await rpc(base, calls.slice(0, 10).map((c) => ({ ...c, params: { name: 'get_account', arguments: {} } })), { ...bearer(t.customer.apiKey), 'mcp-protocol-version': '2025-06-18' });
+    const ten = await rpc(base, calls.slice(0, 10).map((c) => ({ ...c, params: { name: 'get_account', arguments: {} } })), { ...bearer(t.customer.apiKey), ...PROTOCOL });
     assert.equal(ten.status, 200);
     assert.equal((await ten.json()).length, 10);
   });
@@ -432,7 +433,7 @@ describe('POST /mcp batches and answer sizes (DESIGN §4.19)', () => {
     const pdf = await samplePdf();
     assert.ok(pdf.byteLength <= INLINE_MAX_BYTES && 2 * pdf.byteLength > INLINE_MAX_BYTES, 'one copy fits the budget, two do not');
     const id = await draftOf(pdf);
-    const res = await rpc(base, [1, 2, 3].map((n) => toolCall(n, 'download_envelope', { envelopeId: id, version: 'original' })), { ...bearer(t.customer.apiKey), 'mcp-protocol-version': '2025-06-18' });
+    const res = await rpc(base, [1, 2, 3].map((n) => toolCall(n, 'download_envelope', { envelopeId: id, version: 'original' })), { ...bearer(t.customer.apiKey), ...PROTOCOL });
     assert.equal(res.status, 200);
     const answers = ((await res.json()) as { result: { structuredContent: Download; content: { text: string }[] } }[]).map((a) => a.result);
     const inlined = answers.filter((a) => a.structuredContent.pdfBase64 !== undefined);

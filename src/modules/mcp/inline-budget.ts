@@ -11,7 +11,6 @@ export function inlineBudget(maxBytes: number) {
   let left = maxBytes;
   let turn: Promise<unknown> = Promise.resolve();
   return {
-    maxBytes,
     /** Runs `work` after the request's earlier turns; its `fits(bytes)` takes that much of the budget when it is left. */
     inTurn<T>(work: (fits: (bytes: number) => boolean) => Promise<T>): Promise<T> {
       const run = turn.then(() => work((bytes) => bytes <= left && ((left -= bytes), true)));
