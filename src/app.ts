@@ -36,7 +36,7 @@ import { webhookPagesSection } from './modules/dashboard/webhooks.routes.js';
 import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
 import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
 import { discoveryRoutes, type EngineHealth } from './modules/discovery/discovery.routes.js';
-import { createMcpEndpoint } from './modules/mcp/mcp-server.js';
+import { MCP_MAX_BATCH, createMcpEndpoint } from './modules/mcp/mcp-server.js';
 import { mcpTools } from './modules/mcp/mcp-tools.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
 import { x402CallPricing } from './modules/x402/x402-resolver.js';
@@ -168,7 +168,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
   });
-  registerIdempotency(app, { idempotency: c.idempotency });
+  registerIdempotency(app, { idempotency: c.idempotency, repo: c.repos.idempotency, db: c.db });
 
   const routeTable = collectRoutes(app);
   await registerOpenApi(app, { version: c.version, publicUrl: config.publicUrl });
@@ -178,18 +178,24 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     envelopes: c.envelopes,
     maxPdfBytes: config.maxPdfBytes,
     publicUrl: config.publicUrl,
+    inlineMaxBytes: config.mcpInlineMaxBytes,
     templates: c.templates,
     webhooks: c.webhooks,
     verifications: c.verifications,
     account: c.services.account,
   });
-  const mcp = { enabled: config.mcpEnabled, tools, x402: config.x402 && { network: config.x402.network, minPriceMicros: config.x402.minPriceMicros } };
+  const mcp = {
+    enabled: config.mcpEnabled,
+    tools,
+    x402: config.x402 && { network: config.x402.network, minPriceMicros: config.x402.minPriceMicros },
+    limits: { maxBatch: MCP_MAX_BATCH, inlineMaxBytes: config.mcpInlineMaxBytes },
+  };
   const engine = () => ({ name: c.engine.name, ...(c.engine.circuit() ? { circuit: c.engine.circuit() } : {}) }) as EngineHealth;
   await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), storage: () => c.storage.check?.() ?? Promise.resolve(), ready: drain.ready, routeTable, mcp, engine }));
   await app.register(
     mcpRoutes({
       enabled: config.mcpEnabled,
-      endpoint: createMcpEndpoint({ db: c.db, idempotency: c.idempotency, tools, version: c.version }),
+      endpoint: createMcpEndpoint({ db: c.db, idempotency: c.idempotency, tools, version: c.version, inlineMaxBytes: config.mcpInlineMaxBytes }),
       pricing: x402CallPricing({ x402: c.x402, publicUrl: config.publicUrl }),
       bodyLimit: mcpBodyLimit,
     }),

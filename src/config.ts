@@ -86,6 +86,7 @@ const ZEnv = z.object({
   TRUST_PROXY: bool.default(false),
   PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
   MCP_ENABLED: bool.default(true),
+  MCP_INLINE_MAX_BYTES: int(0, 64 * 1024 * 1024).default(5 * 1024 * 1024),
   METRICS_PUBLIC: bool.default(false),
   SHUTDOWN_DRAIN_MS: int(0, 600_000).default(5_000),
   X402_FACILITATOR_URL: optional(url),
@@ -174,6 +175,8 @@ export type Config = Readonly<{
   productId: string;
   /** POST /mcp and /.well-known/mcp.json; off: 503 and 404. */
   mcpEnabled: boolean;
+  /** Document bytes one POST /mcp answer carries inline (base64), shared by a batch; past it, download links. */
+  mcpInlineMaxBytes: number;
   /** GET /metrics without the operator token (for a scraper on a private network). */
   metricsPublic: boolean;
   /** On SIGTERM, how long /health/ready answers 503 while the node still serves, before it closes. */
@@ -381,6 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     productId: e.PRODUCT_ID,
     mcpEnabled: e.MCP_ENABLED,
+    mcpInlineMaxBytes: e.MCP_INLINE_MAX_BYTES,
     metricsPublic: e.METRICS_PUBLIC,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
     x402: x402Config(e),

@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: [415, 'The Content-Type is not one this route accepts.'],
   PAYLOAD_TOO_LARGE: [413, 'The request body exceeds the limit (1 MiB for JSON).'],
   PDF_TOO_LARGE: [413, 'The PDF exceeds MAX_PDF_BYTES.'],
+  MCP_BATCH_TOO_LARGE: [400, 'A JSON-RPC batch on POST /mcp holds more messages than maxBatch (10); send the calls in several requests.'],
   NOT_FOUND: [404, 'No such route.'],
   METHOD_NOT_ALLOWED: [405, 'The route exists but not with this method; see the Allow header.'],
   RATE_LIMITED: [429, 'Too many requests in the window; retry after Retry-After seconds.'],

@@ -75,6 +75,22 @@ describe('idempotency hardening', () => {
     assert.equal(await debitCount(t, c.id), 0);
   });
 
+  test('a REST record stored before namespaces under a key that now moves (mcp:, ops:, rest:) still replays to its own request', async () => {
+    const c = await t.createCustomer(500);
+    for (const key of ['mcp:legacy', 'ops:legacy', 'rest:legacy']) {
+      const first = await charge(c.apiKey, key, key);
+      assert.equal(first.statusCode, 201, first.body);
+      // Where the record sat before every source had its namespace: under the key as sent.
+      await t.container.db.execute(sql`UPDATE idempotency_keys SET key = ${key} WHERE customer_id = ${c.id} AND key = ${`rest:${key}`}`);
+      assert.equal(await scalar(t, sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE customer_id = ${c.id} AND key = ${key}`), 1);
+      const retry = await charge(c.apiKey, key, key);
+      assert.equal(retry.statusCode, 201, retry.body);
+      assert.equal(retry.headers['idempotent-replayed'], 'true', key);
+      assert.equal(retry.body, first.body);
+    }
+    assert.equal(await debitCount(t, c.id), 3, 'no retry ran twice across the upgrade');
+  });
+
   describe('operator credit grants', () => {
     const credit = (id: string, key: string | undefined, payload: object, headers: Record<string, string> = bearer(OPS_TOKEN)) =>
       t.app.inject({ method: 'POST', url: `/ops/customers/${id}/credits`, headers: { ...headers, ...(key === undefined ? {} : { 'idempotency-key': key }) }, payload });
@@ -120,6 +136,26 @@ describe('idempotency hardening', () => {
       assert.equal(grant.headers['idempotent-replayed'], undefined);
       assert.equal((await charge(c.apiKey, 'shared', 'own')).headers['idempotent-replayed'], 'true');
       assert.equal(await creditCount(c.id), 2, 'the opening credit and the grant');
+    });
+
+    test("a customer's key ops:<k> and an operator's key <k> for that customer are two records, in either order", async () => {
+      const c = await t.createCustomer(500);
+      const own = await charge(c.apiKey, 'ops:g-1', 'own');
+      assert.equal(own.statusCode, 201, own.body);
+      const grant = await credit(c.id, 'g-1', { amountCents: 100, reason: 'grant' });
+      assert.equal(grant.statusCode, 200, grant.body);
+      assert.equal(grant.headers['idempotent-replayed'], undefined);
+
+      const grantFirst = await credit(c.id, 'g-2', { amountCents: 100, reason: 'grant' });
+      assert.equal(grantFirst.statusCode, 200, grantFirst.body);
+      const ownSecond = await charge(c.apiKey, 'ops:g-2', 'own');
+      assert.equal(ownSecond.statusCode, 201, ownSecond.body);
+      assert.equal(ownSecond.headers['idempotent-replayed'], undefined);
+
+      assert.equal((await charge(c.apiKey, 'ops:g-2', 'own')).headers['idempotent-replayed'], 'true');
+      assert.equal((await credit(c.id, 'g-2', { amountCents: 100, reason: 'grant' })).headers['idempotent-replayed'], 'true');
+      assert.equal(await creditCount(c.id), 3, 'the opening credit and two grants');
+      assert.equal(await debitCount(t, c.id), 2);
     });
 
     test('an unknown customer is 404 CUSTOMER_NOT_FOUND, not a failed reservation', async () => {

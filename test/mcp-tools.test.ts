@@ -115,6 +115,7 @@ describe('GET /llms.txt: the MCP section', () => {
     assert.match(text, /^- get_account: .*\(free\)$/m);
     assert.match(text, /^- create_webhook: .*\(free, changes state\)$/m);
     assert.match(text, /^- x402: off on this server$/m);
+    assert.match(text, /^Limits: a JSON-RPC batch holds at most 10 messages .*5242880 bytes of PDF.*downloadUrl/m);
   });
 });
 

@@ -60,6 +60,10 @@ function rpc(base: string, body: unknown, headers: Record<string, string> = {}) 
 }
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
+/** Every request after initialize names the protocol version (the SDK's transport refuses it otherwise). */
+const PROTOCOL = { 'mcp-protocol-version': '2025-06-18' };
+const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
 const markerPdf = () => makePdf([[{ text: 'Please sign below.', x: 72, y: 700 }, { text: '{{signature, r1}}', x: 72, y: 500 }]]);
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 
@@ -206,6 +210,28 @@ describe('POST /mcp with the SDK client', () => {
     assert.notEqual(restEnvelope.envelopeId, id);
   });
 
+  test('a REST Idempotency-Key mcp:<k> and an MCP idempotencyKey <k> are two records, in either order', async () => {
+    const args = async (idempotencyKey: string) => ({ pdfBase64: b64(await samplePdf()), title: 'Namespaced', recipients: [signer(1)], fields: [sigField(signer(1).email)], idempotencyKey });
+    const before = (await account(t)).creditsCents;
+    const first = newKey();
+    const viaMcp = ok<{ envelopeId: string }>(await client.callTool({ name: 'create_envelope', arguments: await args(first) }));
+    const viaRest = await createEnvelope(t, { title: 'Namespaced', recipients: [signer(1)] }, { key: `mcp:${first}` });
+    assert.notEqual(viaRest.envelopeId, viaMcp.envelopeId);
+
+    const second = newKey();
+    const restFirst = await createEnvelope(t, { title: 'Namespaced', recipients: [signer(1)] }, { key: `mcp:${second}` });
+    const mcpSecond = ok<{ envelopeId: string }>(await client.callTool({ name: 'create_envelope', arguments: await args(second) }));
+    assert.notEqual(mcpSecond.envelopeId, restFirst.envelopeId);
+    assert.equal((await account(t)).creditsCents, before - 40, 'four envelopes, four charges');
+
+    // Each door still replays its own record.
+    const replay = await client.callTool({ name: 'create_envelope', arguments: await args(second) });
+    assert.equal(ok<{ envelopeId: string }>(replay).envelopeId, mcpSecond.envelopeId);
+    assert.equal(replay._meta?.idempotentReplayed, true);
+    assert.equal((await createEnvelope(t, { title: 'Namespaced', recipients: [signer(1)] }, { key: `mcp:${second}` })).envelopeId, restFirst.envelopeId);
+    assert.equal((await account(t)).creditsCents, before - 40);
+  });
+
   test('a refusal inside the call is stored and replayed as such; nothing is charged', async () => {
     const before = (await account(t)).creditsCents;
     const idempotencyKey = newKey();
@@ -327,6 +353,25 @@ describe('POST /mcp switches and limits', () => {
     }
   });
 
+  test('each tools/call of a JSON-RPC batch counts once against the rate limit', async () => {
+    const t = await createTestApp({ env: { RATE_LIMIT_MAX: '5' } });
+    try {
+      const batch = [1, 2, 3].map((id) => toolCall(id, 'get_account', {}));
+      const send = () => t.app.inject({ method: 'POST', url: '/mcp', headers: { ...bearer(t.customer.apiKey), ...PROTOCOL, accept: ACCEPT }, payload: batch });
+      const first = await send();
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.json().length, 3);
+      assert.equal(first.headers['ratelimit-remaining'], '2', 'three calls of five');
+      const limited = await send();
+      assert.equal(limited.statusCode, 429, limited.body);
+      assert.equal(limited.json().code, 'RATE_LIMITED');
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      assert.equal(limited.headers['ratelimit-remaining'], '0');
+    } finally {
+      await t.close();
+    }
+  });
+
   test('x402 on: a caller with no credentials may discover the tools (initialize, tools/list); a read tools/call is still 401', async () => {
     const t = await createTestApp({
       env: { X402_FACILITATOR_URL: 'http://127.0.0.1:9', X402_NETWORK: 'eip155:84532', X402_ASSET: `0x${'a'.repeat(40)}`, X402_PAY_TO: `0x${'b'.repeat(40)}`, X402_ASSET_NAME: 'USDC' },
@@ -346,6 +391,80 @@ describe('POST /mcp switches and limits', () => {
   });
 });
 
+describe('POST /mcp batches and answer sizes (DESIGN §4.19)', () => {
+  const INLINE_MAX_BYTES = 2048;
+  let t: TestApp;
+  let base: string;
+  let client: Client;
+  before(async () => {
+    t = await createTestApp({ env: { MCP_INLINE_MAX_BYTES: String(INLINE_MAX_BYTES) } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    client = await connect(base, bearer(t.customer.apiKey));
+  });
+  after(async () => {
+    await client?.close();
+    await t?.close();
+  });
+
+  type Download = { envelopeId: string; sizeBytes: number; pdfBase64?: string; downloadUrl: string };
+  const draftOf = async (pdf: Uint8Array) =>
+    ok<{ envelopeId: string }>(await client.callTool({ name: 'create_draft', arguments: { pdfBase64: b64(pdf), title: 'Budget', recipients: [signer(1)] } })).envelopeId;
+  /** downloadUrl is under PUBLIC_URL (http://signet.test); the same path on this server. */
+  const fetchLink = (url: string, headers: Record<string, string>) => {
+    const { pathname, search } = new URL(url);
+    return fetch(`${base}${pathname}${search}`, { headers });
+  };
+
+  test('a batch of more than 10 messages is 400 MCP_BATCH_TOO_LARGE, and none of its calls runs', async () => {
+    const before = (await t.container.db.select().from(envelopes)).length;
+    const calls = Array.from({ length: 11 }, (_, i) => toolCall(i + 1, 'create_draft', { pdfBase64: 'JVBERi0=', recipients: [signer(1)] }));
+    const res = await rpc(base, calls, bearer(t.customer.apiKey));
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    assert.equal(body.code, 'MCP_BATCH_TOO_LARGE');
+    assert.equal(body.maxBatch, 10);
+    assert.equal((await t.container.db.select().from(envelopes)).length, before);
+    const ten = await rpc(base, calls.slice(0, 10).map((c) => ({ ...c, params: { name: 'get_account', arguments: {} } })), { ...bearer(t.customer.apiKey), ...PROTOCOL });
+    assert.equal(ten.status, 200);
+    assert.equal((await ten.json()).length, 10);
+  });
+
+  test('download_envelope: a batch shares one inline budget; past it the answer is downloadUrl, which the caller fetches with its own credentials', async () => {
+    const pdf = await samplePdf();
+    assert.ok(pdf.byteLength <= INLINE_MAX_BYTES && 2 * pdf.byteLength > INLINE_MAX_BYTES, 'one copy fits the budget, two do not');
+    const id = await draftOf(pdf);
+    const res = await rpc(base, [1, 2, 3].map((n) => toolCall(n, 'download_envelope', { envelopeId: id, version: 'original' })), { ...bearer(t.customer.apiKey), ...PROTOCOL });
+    assert.equal(res.status, 200);
+    const answers = ((await res.json()) as { result: { structuredContent: Download; content: { text: string }[] } }[]).map((a) => a.result);
+    const inlined = answers.filter((a) => a.structuredContent.pdfBase64 !== undefined);
+    assert.equal(inlined.length, 1, 'one PDF inlined for the whole request');
+    assert.deepEqual(new Uint8Array(Buffer.from(inlined[0].structuredContent.pdfBase64!, 'base64')), pdf);
+    for (const linked of answers.filter((a) => a.structuredContent.pdfBase64 === undefined)) {
+      assert.equal(linked.structuredContent.sizeBytes, pdf.byteLength);
+      assert.match(linked.content[0].text, /GET http:\/\/signet\.test\/v1\/envelopes\/.+\/download\?version=original with the same Authorization header/);
+      const file = await fetchLink(linked.structuredContent.downloadUrl, bearer(t.customer.apiKey));
+      assert.equal(file.status, 200);
+      assert.equal(file.headers.get('content-type'), 'application/pdf');
+      assert.deepEqual(new Uint8Array(await file.arrayBuffer()), pdf);
+      assert.equal((await fetchLink(linked.structuredContent.downloadUrl, {})).status, 401, 'the link is no credential itself');
+    }
+  });
+
+  test('download_envelope: a PDF over the budget is never inlined; the SDK client accepts the linked answer', async () => {
+    const pdf = await makePdf(12);
+    assert.ok(pdf.byteLength > INLINE_MAX_BYTES);
+    const id = await draftOf(pdf);
+    const file = ok<Download>(await client.callTool({ name: 'download_envelope', arguments: { envelopeId: id, version: 'original' } }));
+    assert.equal(file.pdfBase64, undefined);
+    assert.equal(file.sizeBytes, pdf.byteLength);
+    const { tools } = await client.listTools();
+    const schema = tools.find((x) => x.name === 'download_envelope')!;
+    assert.match(schema.description!, /downloadUrl/);
+    assert.match(JSON.stringify(schema.outputSchema), /same Authorization header/);
+    assert.deepEqual(new Uint8Array(await (await fetchLink(file.downloadUrl, bearer(t.customer.apiKey))).arrayBuffer()), pdf);
+  });
+});
+
 describe('the tool runner (real database and idempotency core, the SDK in memory)', () => {
   let t: TestApp;
   before(async () => {
@@ -358,7 +477,7 @@ describe('the tool runner (real database and idempotency core, the SDK in memory
 
   async function callWith(tool: ReturnType<typeof defineTool>, args: Record<string, unknown>) {
     const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
-    const endpoint = createMcpEndpoint({ db: t.container.db, idempotency: t.container.idempotency, tools: [tool], version: 'test' });
+    const endpoint = createMcpEndpoint({ db: t.container.db, idempotency: t.container.idempotency, tools: [tool], version: 'test', inlineMaxBytes: 1024 });
     const ctx = { actor: { customerId: t.customer.id, mode: 'live' as const, via: 'api_key' as const, keyId: null }, requestId: 'req-runner', ip: '127.0.0.1', testModeHeader: false };
     const server = endpoint.server({ ctx, onReceipt: () => undefined, log });
     const [a, b] = InMemoryTransport.createLinkedPair();

@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.js';
 import { preparedPer } from '../db/prepared.js';
 import { idempotencyKeys } from '../db/schema/index.js';
@@ -69,6 +69,15 @@ export function createIdempotencyRepo() {
         .where(scopeWhere(s))
         .for('update');
       return row;
+    },
+
+    /** Whether a record of this very request (the same fingerprint) is under `s` and not past its TTL. */
+    async holds(tx: DbOrTx, s: IdempotencyScope, fingerprint: string): Promise<boolean> {
+      const rows = await tx
+        .select({ key: idempotencyKeys.key })
+        .from(idempotencyKeys)
+        .where(and(scopeWhere(s), eq(idempotencyKeys.fingerprint, fingerprint), gt(idempotencyKeys.expiresAt, sql`now()`)));
+      return rows.length === 1;
     },
 
     /** Takes over a lapsed reservation or an expired record as a new reservation. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Tx } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { AppError } from '../errors.js';
 import { testModeRequested } from './auth.js';
@@ -35,13 +35,36 @@ const REPLAYED_HEADERS = ['content-type', 'location'];
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
+ * Where each door's keys live among a customer's idempotency records, so that a key picked at one door
+ * never names a record written at another: MCP's idempotencyKey `k` is `mcp:k`, an operator's
+ * Idempotency-Key `k` for the customer is `ops:k`, and a customer's REST key is stored as sent unless it
+ * begins with one of these prefixes, which puts it under `rest:` (see restScope).
+ */
+export const KEY_NAMESPACES = { mcp: 'mcp:', ops: 'ops:', rest: 'rest:' } as const;
+const PREFIXES = Object.values(KEY_NAMESPACES);
+
+/**
  * The Idempotency-Key header around the core (idempotency-core.ts): this hook reserves the key; the
  * handler's transaction (`commitMutation`) does the work and writes the response into the reservation,
  * committing once. Requests that fail validation never reach this hook and are not recorded, as with
  * Stripe: a corrected retry may reuse the key.
  */
-export function registerIdempotency(app: FastifyInstance, opts: { idempotency: Idempotency }): void {
+export function registerIdempotency(app: FastifyInstance, opts: { idempotency: Idempotency; repo: IdempotencyRepo; db: Db }): void {
   const { idempotency } = opts;
+
+  /**
+   * A customer's REST key. Kept as sent, so the records every REST call wrote before the namespaces
+   * existed keep their keys; one that begins like a namespace moves under `rest:`, out of MCP's and the
+   * operator's reach. Such a key may still have a record from before, stored as sent: the request that
+   * wrote it (the same fingerprint; an MCP or operator fingerprint never equals a REST one) is still
+   * answered from it until it expires, so no retry runs twice across the upgrade. Its only cost is one
+   * read, for keys that begin like a namespace.
+   */
+  async function restScope(owner: { customerId: string; mode: 'live' | 'test' }, key: string, fingerprint: string): Promise<IdempotencyScope> {
+    const asSent = { ...owner, key };
+    if (!PREFIXES.some((p) => key.startsWith(p))) return asSent;
+    return (await opts.repo.holds(opts.db, asSent, fingerprint)) ? asSent : { ...owner, key: KEY_NAMESPACES.rest + key };
+  }
 
   app.addHook('preHandler', async (request, reply) => {
     const mode = request.routeOptions.config.idempotency;
@@ -57,11 +80,13 @@ export function registerIdempotency(app: FastifyInstance, opts: { idempotency: I
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
       throw new AppError('IDEMPOTENCY_KEY_INVALID', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     }
-    const scope: IdempotencyScope = { customerId: owner.customerId, mode: owner.mode, key: owner.namespace + key };
-    const outcome = await idempotency.reserve(scope, fingerprintOf(request)).catch((err: unknown) => {
+    const fingerprint = fingerprintOf(request);
+    const { namespace, ...whose } = owner;
+    const scope = namespace ? { ...whose, key: namespace + key } : await restScope(whose, key, fingerprint);
+    const outcome = await idempotency.reserve(scope, fingerprint).catch((err: unknown) => {
       // An operator route naming a customer that does not exist: nothing to reserve under, and the
       // handler answers 404 without changing anything.
-      if (owner.namespace && isForeignKeyViolation(err)) return undefined;
+      if (namespace && isForeignKeyViolation(err)) return undefined;
       throw err;
     });
     if (outcome?.kind === 'replay') {
@@ -83,17 +108,16 @@ export function registerIdempotency(app: FastifyInstance, opts: { idempotency: I
 }
 
 /**
- * Whose keys a request's Idempotency-Key lives among. A customer's own, per mode. An operator route
- * that opted in reserves under the customer it names, in live mode, with its keys namespaced so they
- * cannot meet the customer's own; the fingerprint (which holds the path) keeps a customer who picked
- * an `ops:` key from ever being replayed an operator's answer, or the reverse.
+ * Whose keys a request's Idempotency-Key lives among. A customer's own, per mode (namespace undefined:
+ * restScope places them). An operator route that opted in reserves under the customer it names, in
+ * live mode, with its keys under `ops:` so they cannot meet the customer's own.
  */
-function ownerOf(request: FastifyRequest, mode: 'required' | 'optional' | undefined): { customerId: string; mode: 'live' | 'test'; namespace: string } | undefined {
-  if (request.actor) return { customerId: request.actor.customerId, mode: request.actor.mode, namespace: '' };
+function ownerOf(request: FastifyRequest, mode: 'required' | 'optional' | undefined): { customerId: string; mode: 'live' | 'test'; namespace?: string } | undefined {
+  if (request.actor) return { customerId: request.actor.customerId, mode: request.actor.mode };
   if (!request.operator || !mode) return undefined;
   const customerId = (request.params as { id?: unknown }).id;
   if (typeof customerId !== 'string') throw new Error(`operator route ${request.routeOptions.url} opts into idempotency but names no :id`);
-  return { customerId, mode: 'live', namespace: 'ops:' };
+  return { customerId, mode: 'live', namespace: KEY_NAMESPACES.ops };
 }
 
 /**

@@ -11,6 +11,8 @@ export type McpDiscovery = {
   tools: readonly McpToolInfo[];
   /** x402 on: its network and the price of an unpriced mutation. */
   x402?: { network: string; minPriceMicros: bigint };
+  /** Messages per JSON-RPC batch; PDF bytes one answer inlines (MCP_INLINE_MAX_BYTES). */
+  limits: { maxBatch: number; inlineMaxBytes: number };
 };
 
 const ZAuthMode = z.object({
@@ -87,6 +89,7 @@ export function renderMcpLlms(mcp: McpDiscovery, opts: { publicUrl: string }): s
 Endpoint: POST ${opts.publicUrl}/mcp (JSON-RPC 2.0, MCP Streamable HTTP, stateless; send \`Accept: application/json, text/event-stream\`)
 Manifest: ${opts.publicUrl}/.well-known/mcp.json
 Methods: initialize, tools/list, tools/call, ping. A tool's failure is a result with isError: true and {code, error} as on REST.
+Limits: a JSON-RPC batch holds at most ${mcp.limits.maxBatch} messages (more: HTTP 400 MCP_BATCH_TOO_LARGE), and each tools/call in it counts against the rate limit. One answer inlines at most ${mcp.limits.inlineMaxBytes} bytes of PDF, a batch included; past that, download_envelope answers downloadUrl only: GET it with the same Authorization header.
 Auth, as on REST:
 - \`Authorization: Bearer <API key>\` or \`Authorization: Bearer <wallet JWT>\`
 ${x402}

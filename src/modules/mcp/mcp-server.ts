@@ -6,18 +6,21 @@ import type { RequestContext } from '../../context.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { errorBody, toAppError } from '../../http/errors.js';
+import { KEY_NAMESPACES } from '../../http/idempotency.js';
 import type { Idempotency, PaymentGate, Reservation } from '../../http/idempotency-core.js';
 import type { IdempotencyRow, StoredResponse } from '../../http/idempotency.repo.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import { inlineBudget, type InlineBudget } from './inline-budget.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 
-/** MCP's idempotencyKey values live apart from REST's Idempotency-Key values of the same customer. */
-const KEY_NAMESPACE = 'mcp:';
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
+/** JSON-RPC messages one POST /mcp may carry (the SDK alone allows 100): a batch costs its tools/calls, not one request. */
+export const MCP_MAX_BATCH = 10;
 
 const INSTRUCTIONS = `Signet is an e-signature service: upload a PDF with its recipients, track who signed, download the sealed PDF.
 Billable tools (their descriptions say what they cost) require idempotencyKey: pick a fresh unique value per intended action and reuse it only to retry that same action; a retry returns the first answer and charges nothing again.
-A failed call is a result with isError true and structuredContent {code, error, ...}; branch on code.`;
+A failed call is a result with isError true and structuredContent {code, error, ...}; branch on code.
+A JSON-RPC batch holds at most ${MCP_MAX_BATCH} messages, and each tools/call in it counts against the rate limit.`;
 
 /** One HTTP request to POST /mcp, as its tools see it. */
 export type McpCall = {
@@ -62,7 +65,7 @@ function canonical(value: unknown): string {
  * or affordability check), the tool's `mutate` committed through the same idempotency core as REST's
  * commitMutation, and any failure rendered as an isError result with REST's {code, error, ...}.
  */
-export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tools: ToolDefinition[]; version: string }) {
+export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tools: ToolDefinition[]; version: string; inlineMaxBytes: number }) {
   const registered = new Map<string, Registered>();
   for (const tool of deps.tools) {
     if (registered.has(tool.name)) throw new Error(`MCP tool ${tool.name} is defined twice`);
@@ -102,7 +105,7 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
     return (row.responseStatus ?? 500) >= 400 ? { ...failure(body), _meta: { idempotentReplayed: true } } : success(r, body, true);
   };
 
-  async function runTool(r: Registered, args: Record<string, unknown>, call: McpCall): Promise<CallToolResult> {
+  async function runTool(r: Registered, args: Record<string, unknown>, call: McpCall, inline: InlineBudget): Promise<CallToolResult> {
     const { tool } = r;
     const { ctx } = call;
     let reservation: Reservation | undefined;
@@ -113,7 +116,7 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
       if (tool.mutates && typeof key === 'string') {
         const { idempotencyKey: _key, ...rest } = args;
         const fingerprint = sha256Hex(`${tool.name}\n${canonical(rest)}${ctx.testModeHeader ? '\ntest-mode' : ''}`);
-        const outcome = await deps.idempotency.reserve({ customerId: ctx.actor.customerId, mode: ctx.actor.mode, key: KEY_NAMESPACE + key }, fingerprint);
+        const outcome = await deps.idempotency.reserve({ customerId: ctx.actor.customerId, mode: ctx.actor.mode, key: KEY_NAMESPACES.mcp + key }, fingerprint);
         if (outcome.kind === 'replay') return replay(r, outcome.row);
         reservation = outcome.reservation;
       } else if (tool.price) {
@@ -124,6 +127,7 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
       const tc: ToolContext = {
         ctx,
         db: deps.db,
+        inline,
         mutate: async (work) => {
           if (committed) throw new Error(`MCP tool ${tool.name} called mutate twice: one call is one transaction`);
           const done = await deps.idempotency.commit({ reservation, payment: call.payment }, async (tx) => {
@@ -167,11 +171,12 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
     /** A fresh server for one request (stateless: nothing is shared between requests but the tool table). */
     server(call: McpCall): McpServer {
       const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
+      const inline = inlineBudget(deps.inlineMaxBytes);
       for (const r of registered.values()) {
         server.registerTool(
           r.tool.name,
           { title: r.tool.title, description: r.tool.description, inputSchema: r.input, outputSchema: r.advertised, annotations: annotationsOf(r.tool) },
-          (args: Record<string, unknown>) => runTool(r, args, call),
+          (args: Record<string, unknown>) => runTool(r, args, call, inline),
         );
       }
       server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList() }));

@@ -1,11 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { testModeRequested } from '../../http/auth.js';
 import type { PaymentGate } from '../../http/idempotency.js';
 import type { X402CallPricing } from '../x402/x402-resolver.js';
-import type { McpEndpoint } from './mcp-server.js';
+import { MCP_MAX_BATCH, type McpEndpoint } from './mcp-server.js';
 import type { ToolDefinition } from './tool.js';
 
 export type McpRouteDeps = {
@@ -17,6 +17,12 @@ export type McpRouteDeps = {
 };
 
 type RpcMessage = { method?: unknown; params?: { name?: unknown } };
+
+function refuseLargeBatch(body: unknown): void {
+  if (Array.isArray(body) && body.length > MCP_MAX_BATCH) {
+    throw new AppError('MCP_BATCH_TOO_LARGE', `A JSON-RPC batch holds at most ${MCP_MAX_BATCH} messages; this one holds ${body.length}: send them in several requests`, { maxBatch: MCP_MAX_BATCH });
+  }
+}
 
 /** The tool names of the tools/call requests in a JSON-RPC body (one message or a batch). */
 function toolCallsOf(body: unknown): string[] {
@@ -43,6 +49,21 @@ const paidByX402 = (tool: ToolDefinition) => tool.price !== undefined || tool.mu
  */
 export function mcpRoutes(deps: McpRouteDeps) {
   return async function (app: FastifyInstance): Promise<void> {
+    // The app's own rate limit (same store, same per-customer key): the request counted one unit on its
+    // way in; each further tools/call of a batch counts one more (DESIGN §4.19). The headers are the
+    // draft-spec names app.ts has the plugin send.
+    const countUnit = app.createRateLimit();
+    async function countToolCalls(request: FastifyRequest, reply: FastifyReply, calls: number): Promise<void> {
+      for (let i = 1; i < calls; i++) {
+        const limit = await countUnit(request);
+        if (limit.isAllowed) return;
+        reply.header('ratelimit-remaining', limit.remaining).header('ratelimit-reset', limit.ttlInSeconds);
+        if (limit.isExceeded) {
+          throw new AppError('RATE_LIMITED', `Rate limit exceeded: each tools/call of a batch counts as one request; retry in ${limit.ttlInSeconds} s`, { retryAfterSeconds: limit.ttlInSeconds }, { 'Retry-After': String(limit.ttlInSeconds) });
+        }
+      }
+    }
+
     /** Who calls, and the x402 payment of the request's one tools/call; throws the HTTP refusal. */
     async function authorize(request: FastifyRequest, calls: string[]): Promise<{ ctx: RequestContext | undefined; payment?: PaymentGate }> {
       const actor = request.actor;
@@ -73,7 +94,10 @@ export function mcpRoutes(deps: McpRouteDeps) {
       schema: { hide: true },
       handler: async (request, reply) => {
         if (!deps.enabled) throw new AppError('MCP_DISABLED', 'The MCP endpoint is switched off on this server (MCP_ENABLED=false); use the REST API under /v1');
-        const { ctx, payment } = await authorize(request, toolCallsOf(request.body));
+        const calls = toolCallsOf(request.body);
+        const { ctx, payment } = await authorize(request, calls);
+        refuseLargeBatch(request.body);
+        await countToolCalls(request, reply, calls.length);
 
         // From here the SDK's transport writes the answer; the headers Fastify would have sent go first.
         reply.hijack();

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { RequestContext } from '../../context.js';
 import type { Db, Tx } from '../../db/client.js';
 import type { BillableOperation } from '../../lib/prices.js';
+import type { InlineBudget } from './inline-budget.js';
 
 /**
  * What a tool's `run` gets: who calls (the same RequestContext REST builds), the database for reads,
@@ -16,6 +17,8 @@ export type ToolContext = {
   ctx: RequestContext;
   db: Db;
   mutate<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The document bytes this HTTP request's answer may still inline, shared by every call of a batch. */
+  inline: InlineBudget;
 };
 
 /**

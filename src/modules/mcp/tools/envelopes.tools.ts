@@ -8,13 +8,12 @@ import type { EnvelopesService } from '../../envelopes/envelopes.service.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 import { ZIdempotencyKey, countText, pageOf, pageOutput, pagingInput, toPaging } from './tool-shapes.js';
 
-/** download_envelope answers the PDF inline (base64) up to this size; beyond it, the REST URL to fetch it from. */
-export const MCP_DOWNLOAD_MAX_BYTES = 5 * 1024 * 1024;
-
 export type EnvelopeToolDeps = {
   envelopes: Pick<EnvelopesService, 'plan' | 'create' | 'commitPlanned' | 'get' | 'list' | 'liveStatus' | 'send' | 'resend' | 'remove' | 'download' | 'addFields' | 'removeField'>;
   maxPdfBytes: number;
   publicUrl: string;
+  /** MCP_INLINE_MAX_BYTES: the PDF bytes one POST /mcp answer inlines, its batch included (the endpoint keeps the count). */
+  inlineMaxBytes: number;
 };
 
 const usd = (op: BillableOperation) => `USD ${formatUsd(PRICES[op].micros)}`;
@@ -215,7 +214,7 @@ Errors: ENVELOPE_NOT_FOUND, CANNOT_DELETE_COMPLETED, IDEMPOTENCY_KEY_REUSED.`,
     defineTool({
       name: 'download_envelope',
       title: 'Download the signed PDF',
-      description: `The sealed, signed PDF of a COMPLETED envelope (version signed, the default) or the original upload (version original). Up to ${MCP_DOWNLOAD_MAX_BYTES} bytes the PDF is in pdfBase64; a larger one is not inlined: fetch downloadUrl with the same Authorization header. Free.
+      description: `The sealed, signed PDF of a COMPLETED envelope (version signed, the default) or the original upload (version original). The PDF is inlined as base64 in pdfBase64 while it fits this HTTP request's inline budget: ${deps.inlineMaxBytes} bytes of PDF per POST /mcp, shared by every call of a JSON-RPC batch. A larger PDF, or one past the budget, comes without pdfBase64: GET downloadUrl (REST's GET /v1/envelopes/{id}/download) with the same Authorization header you send to /mcp (your API key or wallet JWT). Free.
 Errors: ENVELOPE_NOT_FOUND, ENVELOPE_NOT_COMPLETE (signed before COMPLETED), DOCUMENT_PURGED (past its retention).`,
       input: { envelopeId: ZEnvelopeIdArg, version: z.enum(['signed', 'original']).default('signed').describe('signed (default): the sealed PDF; original: the upload') },
       output: {
@@ -224,27 +223,28 @@ Errors: ENVELOPE_NOT_FOUND, ENVELOPE_NOT_COMPLETE (signed before COMPLETED), DOC
         filename: z.string(),
         contentType: z.literal('application/pdf'),
         sizeBytes: z.number().int(),
-        pdfBase64: z.string().optional().describe(`The PDF, base64; absent when it is over ${MCP_DOWNLOAD_MAX_BYTES} bytes`),
-        downloadUrl: z.string().describe('GET it with the same Authorization header for the PDF itself'),
+        pdfBase64: z.string().optional().describe(`The PDF, base64; absent when it does not fit this request's inline budget (${deps.inlineMaxBytes} bytes of PDF per POST /mcp, a batch included): fetch downloadUrl instead`),
+        downloadUrl: z.string().describe('Always present: GET it with the same Authorization header you send to /mcp (API key or wallet JWT) for the PDF itself (REST GET /v1/envelopes/{id}/download)'),
       },
       mutates: false,
-      async run(tc, args) {
-        const { bytes, filename } = await envelopes.download(tc.db, tc.ctx, args.envelopeId, args.version);
-        const inline = bytes.byteLength <= MCP_DOWNLOAD_MAX_BYTES;
-        return {
-          envelopeId: args.envelopeId,
-          version: args.version,
-          filename,
-          contentType: 'application/pdf' as const,
-          sizeBytes: bytes.byteLength,
-          ...(inline ? { pdfBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') } : {}),
-          downloadUrl: `${deps.publicUrl}/v1/envelopes/${encodeURIComponent(args.envelopeId)}/download?version=${args.version}`,
-        };
-      },
+      // Loaded in the request's turn (one document in memory at a time, however large the batch).
+      run: (tc, args) =>
+        tc.inline.inTurn(async (fits) => {
+          const { bytes, filename } = await envelopes.download(tc.db, tc.ctx, args.envelopeId, args.version);
+          return {
+            envelopeId: args.envelopeId,
+            version: args.version,
+            filename,
+            contentType: 'application/pdf' as const,
+            sizeBytes: bytes.byteLength,
+            ...(fits(bytes.byteLength) ? { pdfBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') } : {}),
+            downloadUrl: `${deps.publicUrl}/v1/envelopes/${encodeURIComponent(args.envelopeId)}/download?version=${args.version}`,
+          };
+        }),
       text: (d) =>
         d.pdfBase64 !== undefined
           ? `${d.filename} (${d.sizeBytes} bytes, application/pdf) is in structuredContent.pdfBase64; also at ${d.downloadUrl}`
-          : `${d.filename} is ${d.sizeBytes} bytes, over the ${MCP_DOWNLOAD_MAX_BYTES}-byte inline limit: GET ${d.downloadUrl} with the same Authorization header`,
+          : `${d.filename} is ${d.sizeBytes} bytes, past this request's inline budget of ${deps.inlineMaxBytes} bytes: GET ${d.downloadUrl} with the same Authorization header`,
     }),
   ];
 }
