@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { apiKeys, auditLog, customers, dashboardSessions, dashboardSignIns } from '../src/db/schema/index.js';
 import { rowsOf } from '../src/db/client.js';
 import { sha256Hex } from '../src/lib/crypto.js';
+import { safeReturnTo } from '../src/modules/dashboard/dashboard-http.js';
 import type { EmailMessage, EmailProvider } from '../src/providers/email/index.js';
 import { drain } from './fixtures/envelopes.js';
 import { createTestApp, type TestApp } from './harness.js';
@@ -368,6 +369,22 @@ describe('dashboard sign-in by email link', () => {
     const signedIn = new Browser(t, '10.4.0.3');
     await signIn(signedIn, newAddress());
     for (const returnTo of bad) assert.equal((await signedIn.get(`/dashboard/sign-in?returnTo=${encodeURIComponent(returnTo)}`)).headers.location, '/dashboard', returnTo);
+  });
+
+  test('returnTo beyond ASCII is percent-encoded, control characters fall back to /dashboard: never a 500 after the link is spent', async () => {
+    // A Location header takes no character above U+00FF: written raw, the redirect threw after the commit.
+    const res = await signIn(new Browser(t, '10.4.1.1'), newAddress(), '/dashboard/Āx?q=Zürich€');
+    assert.equal(res.headers.location, '/dashboard/%C4%80x?q=Z%C3%BCrich%E2%82%AC');
+    assert.ok(res.cookies.some((c) => c.name === 'svc_session'), 'signed in');
+    const control = await signIn(new Browser(t, '10.4.1.2'), newAddress(), '/dashboard/keys\u0001');
+    assert.equal(control.headers.location, '/dashboard');
+    const signedIn = new Browser(t, '10.4.1.3');
+    await signIn(signedIn, newAddress());
+    const again = await signedIn.get('/dashboard/sign-in?returnTo=/dashboard/%C4%80');
+    assert.equal(again.statusCode, 303);
+    assert.equal(again.headers.location, '/dashboard/%C4%80');
+    // No form or URL delivers a lone surrogate (they arrive as U+FFFD), but no URL could carry one either.
+    assert.equal(safeReturnTo('/dashboard/\ud800'), '/dashboard');
   });
 
   test('the cookie on /v1: the products routes take it (a mutation needs X-CSRF-Token), /v1/account refuses it', async () => {

@@ -89,12 +89,20 @@ export function sessionContext(request: FastifyRequest, mode: 'live' | 'test' = 
 
 /**
  * Where to go after sign-in: only a path inside the dashboard. Anything else (another host, `//evil`,
- * a backslash trick, a scheme) falls back to the overview: no open redirect.
+ * a backslash trick, a scheme, a control character) falls back to the overview: no open redirect. The
+ * answer is always a valid Location header: characters beyond ASCII are percent-encoded as a browser
+ * would (written raw, anything above U+00FF throws once the sign-in has committed).
  */
 export function safeReturnTo(value: unknown): string {
   if (typeof value !== 'string' || value.length > 512) return '/dashboard';
-  if (!/^\/dashboard(?:[/?#]|$)/.test(value) || /[\\\s]|\/\/|%2f|%5c/i.test(value)) return '/dashboard';
+  if (!/^\/dashboard(?:[/?#]|$)/.test(value) || /[\\\s\x00-\x1f\x7f]|\/\/|%2f|%5c/i.test(value)) return '/dashboard';
   // Dot segments (`/dashboard/../x`, also percent-encoded) would leave the dashboard once the browser resolves them.
   if (/\/(?:\.|%2e){1,2}(?:[/?#]|$)/i.test(value)) return '/dashboard';
-  return value;
+  let encoded: string;
+  try {
+    encoded = value.replace(/[^\x00-\x7f]+/gu, encodeURIComponent);
+  } catch {
+    return '/dashboard'; // a lone surrogate: no URL can carry it
+  }
+  return encoded.length > 512 ? '/dashboard' : encoded;
 }
