@@ -40,9 +40,9 @@ export function createSignInRepo() {
       return row;
     },
 
-    /** Attempts of one kind since a moment, by address or by IP, and the oldest of them (when the window frees up). */
-    async countSince(tx: DbOrTx, kind: SignInKind, by: { email: string } | { ip: string }, since: Date): Promise<{ n: number; oldest: Date | null }> {
-      const who = 'email' in by ? eq(dashboardSignIns.email, by.email) : eq(dashboardSignIns.ip, by.ip);
+    /** Attempts of one kind since a moment, by IP or by address and IP, and the oldest of them (when the window frees up). */
+    async countSince(tx: DbOrTx, kind: SignInKind, by: { ip: string; email?: string }, since: Date): Promise<{ n: number; oldest: Date | null }> {
+      const who = by.email === undefined ? eq(dashboardSignIns.ip, by.ip) : and(eq(dashboardSignIns.email, by.email), eq(dashboardSignIns.ip, by.ip));
       const [row] = await tx
         .select({ n: count(), oldest: min(dashboardSignIns.createdAt) })
         .from(dashboardSignIns)

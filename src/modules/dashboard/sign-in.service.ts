@@ -18,8 +18,12 @@ import { SESSION_IDLE_MS, type SessionsService } from './sessions.service.js';
 
 export const LINK_TTL_MS = 15 * 60_000;
 export const FLOW_TTL_MS = 10 * 60_000;
-/** Emailed links per address and per IP in any hour: enough for a person, too few to flood a mailbox. */
-export const LINKS_PER_ADDRESS_PER_HOUR = 5;
+/**
+ * Emailed links in any hour, per address from one IP and per IP: enough for a person, too few to flood
+ * a mailbox from one network. The address's count is per requester so that nobody else can use up its
+ * owner's links (a lockout); what another network can still send is bounded by its own per-IP count.
+ */
+export const LINKS_PER_ADDRESS_PER_IP_PER_HOUR = 5;
 export const LINKS_PER_IP_PER_HOUR = 20;
 /** OpenID Connect starts per IP in any hour: each writes a row, so they are bounded too. */
 export const FLOWS_PER_IP_PER_HOUR = 60;
@@ -119,8 +123,8 @@ export function createSignInService(deps: Deps) {
         await deps.repo.lock(tx, `email:${email}`);
         const byIp = await deps.repo.countSince(tx, 'email', { ip: input.ip }, since);
         if (byIp.n >= LINKS_PER_IP_PER_HOUR) throw rateLimited(byIp.oldest, now, 'Too many sign-in links were asked for from this network');
-        const byAddress = await deps.repo.countSince(tx, 'email', { email }, since);
-        if (byAddress.n >= LINKS_PER_ADDRESS_PER_HOUR) throw rateLimited(byAddress.oldest, now, 'Too many sign-in links were asked for this address');
+        const byAddress = await deps.repo.countSince(tx, 'email', { email, ip: input.ip }, since);
+        if (byAddress.n >= LINKS_PER_ADDRESS_PER_IP_PER_HOUR) throw rateLimited(byAddress.oldest, now, 'Too many sign-in links were asked for this address from this network');
         const row = await deps.repo.insert(tx, {
           kind: 'email',
           tokenHash: links.hash(links.token(salt)),
