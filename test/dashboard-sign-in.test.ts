@@ -106,9 +106,11 @@ describe('dashboard sign-in by email link', () => {
     return b.post(path);
   }
 
+  /** Signs in and follows the redirect, as a browser does (the page it lands on gives the session's CSRF token). */
   async function signIn(b: Browser, address: string, returnTo?: string): Promise<Res> {
     const res = await confirm(b, await requestLink(b, address, returnTo));
     assert.equal(res.statusCode, 303, res.body);
+    await b.get(String(res.headers.location));
     return res;
   }
 
@@ -302,6 +304,35 @@ describe('dashboard sign-in by email link', () => {
     assert.equal((await b.get('/dashboard/sign-in')).statusCode, 303, 'still signed in');
   });
 
+  test('CSRF: sign-in gives a new key, a token from before it is refused after it, and a token works only with the session it was made for', async () => {
+    const b = new Browser(t, '10.8.0.1');
+    await b.get('/dashboard/sign-in');
+    const before = { key: b.cookies.get('svc_csrf')!, token: b.csrf };
+    await signIn(b, newAddress());
+    assert.notEqual(b.cookies.get('svc_csrf'), before.key, 'sign-in rotates the CSRF key');
+    const now = { key: b.cookies.get('svc_csrf')!, session: b.cookies.get('svc_session')! };
+
+    // The key and token of before sign-in (kept by the browser, or planted in it): refused.
+    b.cookies.set('svc_csrf', before.key);
+    b.csrf = before.token;
+    assertPage(await b.post('/dashboard/sign-out'), 403, 'CSRF_TOKEN_INVALID');
+    // Another browser's key and token, planted next to this session (a sibling host can set cookies): refused.
+    const attacker = new Browser(t, '10.8.0.2');
+    await signIn(attacker, newAddress());
+    await attacker.get('/dashboard');
+    b.cookies.set('svc_csrf', attacker.cookies.get('svc_csrf')!);
+    b.csrf = attacker.csrf;
+    assertPage(await b.post('/dashboard/sign-out'), 403, 'CSRF_TOKEN_INVALID');
+    const products = await t.app.inject({ method: 'POST', url: `/v1/account/products/${t.config.productId}/enable`, headers: { cookie: `svc_session=${now.session}; svc_csrf=${b.cookies.get('svc_csrf')}`, 'x-csrf-token': attacker.csrf } });
+    assert.equal(products.statusCode, 403, products.body);
+    assert.equal((await b.get('/dashboard/sign-in')).statusCode, 303, 'still signed in');
+
+    // The page's own token, for this key and this session, works.
+    b.cookies.set('svc_csrf', now.key);
+    await b.get('/dashboard');
+    assert.equal((await b.post('/dashboard/sign-out')).statusCode, 303);
+  });
+
   test('the session cookie: HttpOnly, SameSite=Lax, Path=/, host-only, 24 h, not Secure over plain http', async () => {
     const res = await signIn(new Browser(t), newAddress());
     const raw = [res.headers['set-cookie']].flat().find((c) => String(c).startsWith('svc_session=')) as string;
@@ -471,6 +502,29 @@ describe('the session cookie is Secure when the dashboard is reached over https'
   test('X-Forwarded-Proto: https counts only with TRUST_PROXY', async () => {
     assert.match(await cookieOf({ TRUST_PROXY: 'true' }, { 'x-forwarded-proto': 'https' }), /; Secure/);
     assert.doesNotMatch(await cookieOf({}, { 'x-forwarded-proto': 'https' }), /Secure/);
+  });
+
+  test('over https the CSRF key is the __Host- cookie, and a plain svc_csrf (which a sibling host could set) is not read', async () => {
+    const t = await createTestApp({ env: { PUBLIC_URL: 'https://signet.example' }, overrides: { email: capturingEmail() } });
+    try {
+      const b = new Browser(t);
+      const page = await b.get('/dashboard/sign-in');
+      const raw = [page.headers['set-cookie']].flat().map(String);
+      const set = raw.find((c) => c.startsWith('__Host-svc_csrf='));
+      assert.ok(set, raw.join('\n'));
+      assert.match(set, /; Path=\/(;|$)/);
+      assert.match(set, /; Secure/);
+      assert.doesNotMatch(set, /Domain=/i);
+      assert.equal(raw.some((c) => c.startsWith('svc_csrf=')), false);
+      const key = b.cookies.get('__Host-svc_csrf')!;
+      b.cookies.delete('__Host-svc_csrf');
+      b.cookies.set('svc_csrf', key);
+      assertPage(await b.post('/dashboard/sign-in/email', { email: newAddress() }), 403, 'CSRF_TOKEN_INVALID');
+      b.cookies.set('__Host-svc_csrf', key);
+      assertPage(await b.post('/dashboard/sign-in/email', { email: newAddress() }), 200);
+    } finally {
+      await t.close();
+    }
   });
 });
 
