@@ -369,7 +369,7 @@ describe('overview', () => {
   });
 
   test('an account without an API key is led to the keys page, until it has one', async () => {
-    const customer = await t.container.db.transaction((tx) => t.container.repos.accounts.insertCustomer(tx, { email: 'new@example.com', name: 'New Co', sandboxLimit: 100 }));
+    const customer = await t.container.db.transaction((tx) => t.container.repos.accounts.insertCustomer(tx, { email: 'new@example.com', emailVerified: true, name: 'New Co', sandboxLimit: 100 }));
     const browser = await signInDashboard(t, customer.id);
     const first = await page('/dashboard', browser);
     assert.match(first.body, /Get started in three steps/);

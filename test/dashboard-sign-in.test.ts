@@ -12,17 +12,11 @@ import { apiKeys, auditLog, customers, dashboardSessions, dashboardSignIns } fro
 import { rowsOf } from '../src/db/client.js';
 import { sha256Hex } from '../src/lib/crypto.js';
 import { safeReturnTo } from '../src/modules/dashboard/dashboard-http.js';
-import type { EmailMessage, EmailProvider } from '../src/providers/email/index.js';
+import { capturingEmail } from './fixtures/dashboard.js';
 import { drain } from './fixtures/envelopes.js';
 import { createTestApp, type TestApp } from './harness.js';
 
 type Res = { statusCode: number; body: string; headers: Record<string, unknown>; cookies: { name: string; value: string; [k: string]: unknown }[] };
-
-/** The email provider interface, keeping what it is asked to send (no SMTP in this file; the e2e test has one). */
-function capturingEmail(): EmailProvider & { sent: EmailMessage[] } {
-  const sent: EmailMessage[] = [];
-  return { sent, send: async (msg) => (sent.push(msg), { messageId: msg.messageId ?? '<x@test>' }), close: async () => {} };
-}
 
 /** A browser in tests: its cookies (by name) and the last form token a page gave it. */
 class Browser {

@@ -64,14 +64,22 @@ export function createSignInRepo() {
       await tx.insert(customerIdentities).values(values);
     },
 
-    /** The account an address signs into: the oldest customer with it (any case), never a wallet's. */
+    /**
+     * The account an address signs into: the oldest customer whose address (any case) was verified,
+     * never a wallet's. An account with the address unverified is no one's to find.
+     */
     async findCustomerByEmail(tx: DbOrTx, email: string): Promise<Customer | undefined> {
       const [row] = await tx
         .select()
         .from(customers)
-        .where(and(sql`lower(${customers.email}) = ${email}`, isNull(customers.walletAddress)))
+        .where(and(sql`lower(${customers.email}) = ${email}`, eq(customers.emailVerified, true), isNull(customers.walletAddress)))
         .orderBy(asc(customers.createdAt), asc(customers.id))
         .limit(1);
+      return row;
+    },
+
+    async markEmailVerified(tx: DbOrTx, customerId: string): Promise<Customer> {
+      const [row] = await tx.update(customers).set({ emailVerified: true }).where(eq(customers.id, customerId)).returning();
       return row;
     },
 
