@@ -11,17 +11,12 @@ import { loadConfig } from '../src/config.js';
 import { apiKeys, auditLog, customers, dashboardSessions, dashboardSignIns } from '../src/db/schema/index.js';
 import { rowsOf } from '../src/db/client.js';
 import { sha256Hex } from '../src/lib/crypto.js';
-import type { EmailMessage, EmailProvider } from '../src/providers/email/index.js';
+import { safeReturnTo } from '../src/modules/dashboard/dashboard-http.js';
+import { capturingEmail } from './fixtures/dashboard.js';
 import { drain } from './fixtures/envelopes.js';
 import { createTestApp, type TestApp } from './harness.js';
 
 type Res = { statusCode: number; body: string; headers: Record<string, unknown>; cookies: { name: string; value: string; [k: string]: unknown }[] };
-
-/** The email provider interface, keeping what it is asked to send (no SMTP in this file; the e2e test has one). */
-function capturingEmail(): EmailProvider & { sent: EmailMessage[] } {
-  const sent: EmailMessage[] = [];
-  return { sent, send: async (msg) => (sent.push(msg), { messageId: msg.messageId ?? '<x@test>' }), close: async () => {} };
-}
 
 /** A browser in tests: its cookies (by name) and the last form token a page gave it. */
 class Browser {
@@ -105,9 +100,11 @@ describe('dashboard sign-in by email link', () => {
     return b.post(path);
   }
 
+  /** Signs in and follows the redirect, as a browser does (the page it lands on gives the session's CSRF token). */
   async function signIn(b: Browser, address: string, returnTo?: string): Promise<Res> {
     const res = await confirm(b, await requestLink(b, address, returnTo));
     assert.equal(res.statusCode, 303, res.body);
+    await b.get(String(res.headers.location));
     return res;
   }
 
@@ -232,24 +229,20 @@ describe('dashboard sign-in by email link', () => {
     }
   });
 
-  test('rate limits: 5 links per address and 20 per IP in an hour, as a 429 page with Retry-After', async () => {
+  test('rate limits: 5 links per address from one IP and 20 per IP in an hour, as a 429 page with Retry-After', async () => {
     const address = newAddress();
-    for (let i = 0; i < 5; i++) {
-      const b = new Browser(t, `10.1.0.${i + 1}`);
-      await b.get('/dashboard/sign-in');
-      assertPage(await b.post('/dashboard/sign-in/email', { email: address }), 200);
-    }
-    const sixth = new Browser(t, '10.1.0.99');
-    await sixth.get('/dashboard/sign-in');
-    const limited = await sixth.post('/dashboard/sign-in/email', { email: address });
+    const requester = new Browser(t, '10.1.0.1');
+    await requester.get('/dashboard/sign-in');
+    for (let i = 0; i < 5; i++) assertPage(await requester.post('/dashboard/sign-in/email', { email: address }), 200);
+    const limited = await requester.post('/dashboard/sign-in/email', { email: address });
     assertPage(limited, 429, 'RATE_LIMITED');
-    assert.match(limited.body, /this address/);
+    assert.match(limited.body, /this address from this network/);
     const retryAfter = Number(limited.headers['retry-after']);
     assert.ok(retryAfter > 3500 && retryAfter <= 3600, String(retryAfter));
     // The answer never says whether the address has an account: the limit is the same for any address.
     offsetMs = 3_600_000 + 1000;
     try {
-      assertPage(await sixth.post('/dashboard/sign-in/email', { email: address }), 200);
+      assertPage(await requester.post('/dashboard/sign-in/email', { email: address }), 200);
     } finally {
       offsetMs = 0;
     }
@@ -264,6 +257,20 @@ describe('dashboard sign-in by email link', () => {
     const elsewhere = new Browser(t, '10.2.0.2');
     await elsewhere.get('/dashboard/sign-in');
     assertPage(await elsewhere.post('/dashboard/sign-in/email', { email: newAddress() }), 200);
+  });
+
+  test("a stranger cannot lock an address out: another network's requests count apart, and links already sent stay valid", async () => {
+    const address = newAddress();
+    const owner = new Browser(t, '10.1.1.1');
+    const sentBefore = await requestLink(owner, address);
+    const stranger = new Browser(t, '10.1.1.2');
+    await stranger.get('/dashboard/sign-in');
+    for (let i = 0; i < 5; i++) assertPage(await stranger.post('/dashboard/sign-in/email', { email: address }), 200);
+    assertPage(await stranger.post('/dashboard/sign-in/email', { email: address }), 429, 'RATE_LIMITED');
+    // The owner still gets a link, and the one mailed before the stranger's requests still signs in.
+    const sentAfter = await requestLink(owner, address);
+    assert.equal((await confirm(owner, sentBefore)).statusCode, 303);
+    assert.equal((await confirm(new Browser(t, '10.1.1.1'), sentAfter)).statusCode, 303);
   });
 
   test('a malformed address gets the form again with the reason, and nothing is stored', async () => {
@@ -289,6 +296,35 @@ describe('dashboard sign-in by email link', () => {
     assert.equal((await b.post(path)).statusCode, 303);
     assertPage(await b.post('/dashboard/sign-out', {}, { csrf: false }), 403, 'CSRF_TOKEN_INVALID');
     assert.equal((await b.get('/dashboard/sign-in')).statusCode, 303, 'still signed in');
+  });
+
+  test('CSRF: sign-in gives a new key, a token from before it is refused after it, and a token works only with the session it was made for', async () => {
+    const b = new Browser(t, '10.8.0.1');
+    await b.get('/dashboard/sign-in');
+    const before = { key: b.cookies.get('svc_csrf')!, token: b.csrf };
+    await signIn(b, newAddress());
+    assert.notEqual(b.cookies.get('svc_csrf'), before.key, 'sign-in rotates the CSRF key');
+    const now = { key: b.cookies.get('svc_csrf')!, session: b.cookies.get('svc_session')! };
+
+    // The key and token of before sign-in (kept by the browser, or planted in it): refused.
+    b.cookies.set('svc_csrf', before.key);
+    b.csrf = before.token;
+    assertPage(await b.post('/dashboard/sign-out'), 403, 'CSRF_TOKEN_INVALID');
+    // Another browser's key and token, planted next to this session (a sibling host can set cookies): refused.
+    const attacker = new Browser(t, '10.8.0.2');
+    await signIn(attacker, newAddress());
+    await attacker.get('/dashboard');
+    b.cookies.set('svc_csrf', attacker.cookies.get('svc_csrf')!);
+    b.csrf = attacker.csrf;
+    assertPage(await b.post('/dashboard/sign-out'), 403, 'CSRF_TOKEN_INVALID');
+    const products = await t.app.inject({ method: 'POST', url: `/v1/account/products/${t.config.productId}/enable`, headers: { cookie: `svc_session=${now.session}; svc_csrf=${b.cookies.get('svc_csrf')}`, 'x-csrf-token': attacker.csrf } });
+    assert.equal(products.statusCode, 403, products.body);
+    assert.equal((await b.get('/dashboard/sign-in')).statusCode, 303, 'still signed in');
+
+    // The page's own token, for this key and this session, works.
+    b.cookies.set('svc_csrf', now.key);
+    await b.get('/dashboard');
+    assert.equal((await b.post('/dashboard/sign-out')).statusCode, 303);
   });
 
   test('the session cookie: HttpOnly, SameSite=Lax, Path=/, host-only, 24 h, not Secure over plain http', async () => {
@@ -370,6 +406,22 @@ describe('dashboard sign-in by email link', () => {
     for (const returnTo of bad) assert.equal((await signedIn.get(`/dashboard/sign-in?returnTo=${encodeURIComponent(returnTo)}`)).headers.location, '/dashboard', returnTo);
   });
 
+  test('returnTo beyond ASCII is percent-encoded, control characters fall back to /dashboard: never a 500 after the link is spent', async () => {
+    // A Location header takes no character above U+00FF: written raw, the redirect threw after the commit.
+    const res = await signIn(new Browser(t, '10.4.1.1'), newAddress(), '/dashboard/Āx?q=Zürich€');
+    assert.equal(res.headers.location, '/dashboard/%C4%80x?q=Z%C3%BCrich%E2%82%AC');
+    assert.ok(res.cookies.some((c) => c.name === 'svc_session'), 'signed in');
+    const control = await signIn(new Browser(t, '10.4.1.2'), newAddress(), '/dashboard/keys\u0001');
+    assert.equal(control.headers.location, '/dashboard');
+    const signedIn = new Browser(t, '10.4.1.3');
+    await signIn(signedIn, newAddress());
+    const again = await signedIn.get('/dashboard/sign-in?returnTo=/dashboard/%C4%80');
+    assert.equal(again.statusCode, 303);
+    assert.equal(again.headers.location, '/dashboard/%C4%80');
+    // No form or URL delivers a lone surrogate (they arrive as U+FFFD), but no URL could carry one either.
+    assert.equal(safeReturnTo('/dashboard/\ud800'), '/dashboard');
+  });
+
   test('the cookie on /v1: the products routes take it (a mutation needs X-CSRF-Token), /v1/account refuses it', async () => {
     const b = new Browser(t);
     await signIn(b, newAddress());
@@ -444,6 +496,29 @@ describe('the session cookie is Secure when the dashboard is reached over https'
   test('X-Forwarded-Proto: https counts only with TRUST_PROXY', async () => {
     assert.match(await cookieOf({ TRUST_PROXY: 'true' }, { 'x-forwarded-proto': 'https' }), /; Secure/);
     assert.doesNotMatch(await cookieOf({}, { 'x-forwarded-proto': 'https' }), /Secure/);
+  });
+
+  test('over https the CSRF key is the __Host- cookie, and a plain svc_csrf (which a sibling host could set) is not read', async () => {
+    const t = await createTestApp({ env: { PUBLIC_URL: 'https://signet.example' }, overrides: { email: capturingEmail() } });
+    try {
+      const b = new Browser(t);
+      const page = await b.get('/dashboard/sign-in');
+      const raw = [page.headers['set-cookie']].flat().map(String);
+      const set = raw.find((c) => c.startsWith('__Host-svc_csrf='));
+      assert.ok(set, raw.join('\n'));
+      assert.match(set, /; Path=\/(;|$)/);
+      assert.match(set, /; Secure/);
+      assert.doesNotMatch(set, /Domain=/i);
+      assert.equal(raw.some((c) => c.startsWith('svc_csrf=')), false);
+      const key = b.cookies.get('__Host-svc_csrf')!;
+      b.cookies.delete('__Host-svc_csrf');
+      b.cookies.set('svc_csrf', key);
+      assertPage(await b.post('/dashboard/sign-in/email', { email: newAddress() }), 403, 'CSRF_TOKEN_INVALID');
+      b.cookies.set('__Host-svc_csrf', key);
+      assertPage(await b.post('/dashboard/sign-in/email', { email: newAddress() }), 200);
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -3,28 +3,28 @@
  * Dashboard sign-in through a real OpenID Connect provider (oidc-provider, on 127.0.0.1, one client,
  * its built-in development login and consent pages) in a real Chromium against the real server:
  * discovery retried after the provider was down, sign-up, a second sign-in of the same subject,
- * an existing customer's verified address, an unverified address, no address, a cancel at the
- * provider, and a callback that does not belong to the browser (no flow cookie, another state).
+ * an existing customer's verified address, an unverified address (before and after its owner's),
+ * no address, a cancel at the provider, and a callback that does not belong to the browser (no flow
+ * cookie, another state).
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { eq, sql } from 'drizzle-orm';
-// @ts-expect-error oidc-provider ships no type declarations (and @types/oidc-provider is no dependency of ours)
-import Provider from 'oidc-provider';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import { auditLog, customerIdentities, customers, dashboardSessions } from '../../src/db/schema/index.js';
+import { OIDC_CLIENT, startOidcProvider, type OidcUser, type TestOidcProvider } from '../fixtures/oidc-provider.js';
 import { createTestApp, type TestApp } from '../harness.js';
 import { artifactPath, freePort, launchChromium } from './helpers.js';
 
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 375, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-const CLIENT = { client_id: 'signet-dashboard', client_secret: 'a-client-secret-for-tests-only-0123456789' };
 
 /** The provider's users: the login typed on its dev form is the subject. */
-const USERS: Record<string, { email?: string; email_verified?: boolean; name?: string }> = {
+const USERS: Record<string, OidcUser> = {
   pat: { email: 'Pat.Person@Example.com', email_verified: true, name: 'Pat Person' },
   noemail: { name: 'No Email' },
+  claimer: { email: 'sam.owner@example.com', email_verified: false, name: 'Not Sam' },
+  sam: { email: 'Sam.Owner@example.com', email_verified: true, name: 'Sam Owner' },
 };
 
 describe('dashboard sign-in with OpenID Connect in Chromium', () => {
@@ -32,7 +32,7 @@ describe('dashboard sign-in with OpenID Connect in Chromium', () => {
   let base: string;
   let issuer: string;
   let idpPort: number;
-  let idp: Server | undefined;
+  let idp: TestOidcProvider | undefined;
   const browsers: { close: () => Promise<void> }[] = [];
   let existingEmail: string;
 
@@ -42,7 +42,7 @@ describe('dashboard sign-in with OpenID Connect in Chromium', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     t = await createTestApp({
-      env: { PUBLIC_URL: base, OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT.client_id, OIDC_CLIENT_SECRET: CLIENT.client_secret, OIDC_PROVIDER_NAME: 'Local IdP' },
+      env: { PUBLIC_URL: base, OIDC_ISSUER: issuer, OIDC_CLIENT_ID: OIDC_CLIENT.client_id, OIDC_CLIENT_SECRET: OIDC_CLIENT.client_secret, OIDC_PROVIDER_NAME: 'Local IdP' },
     });
     await t.app.listen({ host: '127.0.0.1', port });
     [existingEmail] = (await t.container.db.select({ email: customers.email }).from(customers).where(eq(customers.id, t.customer.id))).map((r) => r.email);
@@ -53,23 +53,11 @@ describe('dashboard sign-in with OpenID Connect in Chromium', () => {
   after(async () => {
     for (const b of browsers) await b.close().catch(() => {});
     await t?.close();
-    await new Promise((resolve) => (idp ? idp.close(resolve) : resolve(undefined)));
+    await idp?.close();
   });
 
-  function startProvider(): Promise<void> {
-    const provider = new Provider(issuer, {
-      clients: [{ ...CLIENT, redirect_uris: [`${base}/dashboard/auth/callback`], grant_types: ['authorization_code'], response_types: ['code'] }],
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-      async findAccount(_ctx: unknown, id: string) {
-        const user = USERS[id] ?? USERS.pat;
-        return { accountId: id, claims: async () => ({ sub: id, ...user }) };
-      },
-      features: { devInteractions: { enabled: true } },
-      cookies: { keys: ['a-cookie-key-for-tests-only'] },
-      ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
-    });
-    idp = createServer(provider.callback());
-    return new Promise((resolve) => idp!.listen(idpPort, '127.0.0.1', resolve));
+  async function startProvider(): Promise<void> {
+    idp = await startOidcProvider({ redirectUri: `${base}/dashboard/auth/callback`, users: USERS, port: idpPort });
   }
 
   async function newPage(options: BrowserContextOptions = DESKTOP): Promise<Page> {
@@ -145,7 +133,21 @@ describe('dashboard sign-in with OpenID Connect in Chromium', () => {
     await signInAs(other, 'unverified');
     const [unverified] = await t.container.db.select().from(customerIdentities).where(eq(customerIdentities.subject, 'unverified'));
     assert.notEqual(unverified.customerId, t.customer.id, 'an unverified address does not reach the existing account');
-    assert.equal((await customersWith(existingEmail)).length, 2);
+    assert.deepEqual((await customersWith(existingEmail)).map((c) => [c.id === t.customer.id, c.emailVerified]).sort(), [[false, false], [true, true]]);
+  });
+
+  test("an address claimed unverified first: its owner's verified sign-in lands in an account of their own", async () => {
+    const claimer = await newPage();
+    await signInAs(claimer, 'claimer');
+    assert.equal(new URL(claimer.url()).pathname, '/dashboard');
+    const owner = await newPage();
+    await signInAs(owner, 'sam');
+    assert.equal(new URL(owner.url()).pathname, '/dashboard');
+    const bound = await t.container.db.select().from(customerIdentities).where(sql`${customerIdentities.subject} IN ('claimer', 'sam')`).orderBy(customerIdentities.subject);
+    assert.equal(bound.length, 2);
+    assert.notEqual(bound[0].customerId, bound[1].customerId, 'two accounts, one per identity');
+    const accounts = await customersWith('sam.owner@example.com');
+    assert.deepEqual(accounts.map((c) => [c.id === bound[1].customerId ? 'sam' : 'claimer', c.emailVerified]).sort(), [['claimer', false], ['sam', true]]);
   });
 
   test('no email from the provider, or a cancel there, is a clear page leading back to sign-in', async () => {

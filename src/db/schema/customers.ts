@@ -1,11 +1,18 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const customers = pgTable(
   'customers',
   {
     id: uuid('id').primaryKey().defaultRandom(),
     email: text('email').notNull(),
+    /**
+     * Whether `email` was proven to belong to whoever made the account: an emailed sign-in link, an
+     * OpenID provider that marked it verified, or the operator. Only a verified address names an
+     * account that a sign-in of that address reaches; an unverified one (some providers let anyone
+     * type any address) stays on its own account, so it can never be a trap for the address's owner.
+     */
+    emailVerified: boolean('email_verified').notNull().default(false),
     name: text('name').notNull(),
     /** Prepaid balance in micros (USD 1 = 1,000,000). Never negative: the CHECK backs the conditional debit. */
     balanceMicros: bigint('balance_micros', { mode: 'bigint' }).notNull().default(sql`0`),

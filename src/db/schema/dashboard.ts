@@ -31,7 +31,7 @@ export const dashboardSessions = pgTable(
  * One sign-in attempt, single use: an emailed link (`email`; the link's token is derived from `linkSalt`
  * as signing links are, and looked up by its hash) or an OpenID Connect round trip (`oidc`; the browser
  * holds a random flow cookie whose hash is `tokenHash`, and the row keeps state, nonce and the PKCE
- * verifier). Rows double as the rate-limit record per address and per IP.
+ * verifier). Rows double as the rate-limit record per address and IP, and per IP.
  */
 export const dashboardSignIns = pgTable(
   'dashboard_sign_ins',

@@ -25,7 +25,7 @@ export function createAccountRepo() {
   );
 
   return {
-    async insertCustomer(tx: DbOrTx, input: { email: string; name: string; sandboxLimit: number }): Promise<CustomerRow> {
+    async insertCustomer(tx: DbOrTx, input: { email: string; emailVerified: boolean; name: string; sandboxLimit: number }): Promise<CustomerRow> {
       const [row] = await tx.insert(customers).values(input).returning();
       return row;
     },

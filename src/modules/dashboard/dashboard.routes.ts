@@ -53,11 +53,11 @@ export function dashboardRoutes(deps: { db: Db; accounts: Pick<AccountRepo, 'fin
       const need = request.routeOptions.config.dashboard;
       if (need === undefined) return;
       request.dashboardSession = await deps.sessions.resolve(deps.db, cookiesOf(request)[SESSION_COOKIE]);
-      if (request.method === 'POST') deps.csrf.verify(request);
       if (need === 'session' && !request.dashboardSession) {
         if (request.method !== 'GET') throw new AppError('UNAUTHORIZED', 'Your session has ended: sign in again');
         return reply.redirect(`/dashboard/sign-in?returnTo=${encodeURIComponent(request.url)}`, 303);
       }
+      if (request.method === 'POST') deps.csrf.verify(request);
     });
 
     const kit: DashboardKit = {

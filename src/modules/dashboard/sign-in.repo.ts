@@ -40,9 +40,9 @@ export function createSignInRepo() {
       return row;
     },
 
-    /** Attempts of one kind since a moment, by address or by IP, and the oldest of them (when the window frees up). */
-    async countSince(tx: DbOrTx, kind: SignInKind, by: { email: string } | { ip: string }, since: Date): Promise<{ n: number; oldest: Date | null }> {
-      const who = 'email' in by ? eq(dashboardSignIns.email, by.email) : eq(dashboardSignIns.ip, by.ip);
+    /** Attempts of one kind since a moment, by IP or by address and IP, and the oldest of them (when the window frees up). */
+    async countSince(tx: DbOrTx, kind: SignInKind, by: { ip: string; email?: string }, since: Date): Promise<{ n: number; oldest: Date | null }> {
+      const who = by.email === undefined ? eq(dashboardSignIns.ip, by.ip) : and(eq(dashboardSignIns.email, by.email), eq(dashboardSignIns.ip, by.ip));
       const [row] = await tx
         .select({ n: count(), oldest: min(dashboardSignIns.createdAt) })
         .from(dashboardSignIns)
@@ -64,14 +64,22 @@ export function createSignInRepo() {
       await tx.insert(customerIdentities).values(values);
     },
 
-    /** The account an address signs into: the oldest customer with it (any case), never a wallet's. */
+    /**
+     * The account an address signs into: the oldest customer whose address (any case) was verified,
+     * never a wallet's. An account with the address unverified is no one's to find.
+     */
     async findCustomerByEmail(tx: DbOrTx, email: string): Promise<Customer | undefined> {
       const [row] = await tx
         .select()
         .from(customers)
-        .where(and(sql`lower(${customers.email}) = ${email}`, isNull(customers.walletAddress)))
+        .where(and(sql`lower(${customers.email}) = ${email}`, eq(customers.emailVerified, true), isNull(customers.walletAddress)))
         .orderBy(asc(customers.createdAt), asc(customers.id))
         .limit(1);
+      return row;
+    },
+
+    async markEmailVerified(tx: DbOrTx, customerId: string): Promise<Customer> {
+      const [row] = await tx.update(customers).set({ emailVerified: true }).where(eq(customers.id, customerId)).returning();
       return row;
     },
 

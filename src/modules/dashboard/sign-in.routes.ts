@@ -39,9 +39,10 @@ export function signInRoutes(deps: { signIn: SignInService; oidcName: string | u
   return (kit) => async (app) => {
     const { signIn } = deps;
 
-    /** The session cookie (SPEC.md: HttpOnly, SameSite=Lax, host-only, Path=/) and the way on. */
+    /** The session cookie (SPEC.md: HttpOnly, SameSite=Lax, host-only, Path=/), a new CSRF key, and the way on. */
     const signedIn = (request: FastifyRequest, reply: FastifyReply, done: SignedIn) => {
       reply.setCookie(SESSION_COOKIE, done.sessionToken, cookieOptions(request, kit.dashboardUrl, SESSION_ABSOLUTE_MS / 1000));
+      kit.csrf.rotate(request, reply);
       return reply.redirect(done.returnTo, 303);
     };
 

@@ -18,8 +18,12 @@ import { SESSION_IDLE_MS, type SessionsService } from './sessions.service.js';
 
 export const LINK_TTL_MS = 15 * 60_000;
 export const FLOW_TTL_MS = 10 * 60_000;
-/** Emailed links per address and per IP in any hour: enough for a person, too few to flood a mailbox. */
-export const LINKS_PER_ADDRESS_PER_HOUR = 5;
+/**
+ * Emailed links in any hour, per address from one IP and per IP: enough for a person, too few to flood
+ * a mailbox from one network. The address's count is per requester so that nobody else can use up its
+ * owner's links (a lockout); what another network can still send is bounded by its own per-IP count.
+ */
+export const LINKS_PER_ADDRESS_PER_IP_PER_HOUR = 5;
 export const LINKS_PER_IP_PER_HOUR = 20;
 /** OpenID Connect starts per IP in any hour: each writes a row, so they are bounded too. */
 export const FLOWS_PER_IP_PER_HOUR = 60;
@@ -79,14 +83,17 @@ export function createSignInService(deps: Deps) {
   });
 
   /**
-   * The account an address signs into, created on its first sign-in. The advisory lock on the address
-   * makes two first sign-ins racing (two links, two tabs, link and OIDC) agree on one customer.
+   * The account of an address this sign-in proved (an emailed link, or a provider that verified it),
+   * created on its first sign-in with the address verified. An account whose address was never
+   * verified is not found: whoever made it did not prove the address, so it is not its owner's. The
+   * advisory lock on the address makes two first sign-ins racing (two links, two tabs, link and OIDC)
+   * agree on one customer.
    */
   async function findOrCreateByEmail(tx: Tx, email: string, name: string | null): Promise<{ customer: CustomerRow; created: boolean }> {
     await deps.repo.lock(tx, `email:${email}`);
     const existing = await deps.repo.findCustomerByEmail(tx, email);
     if (existing) return { customer: existing, created: false };
-    const customer = await deps.accounts.insertCustomer(tx, { email, name: name ?? email.split('@')[0], sandboxLimit: deps.sandboxLimit });
+    const customer = await deps.accounts.insertCustomer(tx, { email, emailVerified: true, name: name ?? email.split('@')[0], sandboxLimit: deps.sandboxLimit });
     return { customer, created: true };
   }
 
@@ -119,8 +126,8 @@ export function createSignInService(deps: Deps) {
         await deps.repo.lock(tx, `email:${email}`);
         const byIp = await deps.repo.countSince(tx, 'email', { ip: input.ip }, since);
         if (byIp.n >= LINKS_PER_IP_PER_HOUR) throw rateLimited(byIp.oldest, now, 'Too many sign-in links were asked for from this network');
-        const byAddress = await deps.repo.countSince(tx, 'email', { email }, since);
-        if (byAddress.n >= LINKS_PER_ADDRESS_PER_HOUR) throw rateLimited(byAddress.oldest, now, 'Too many sign-in links were asked for this address');
+        const byAddress = await deps.repo.countSince(tx, 'email', { email, ip: input.ip }, since);
+        if (byAddress.n >= LINKS_PER_ADDRESS_PER_IP_PER_HOUR) throw rateLimited(byAddress.oldest, now, 'Too many sign-in links were asked for this address from this network');
         const row = await deps.repo.insert(tx, {
           kind: 'email',
           tokenHash: links.hash(links.token(salt)),
@@ -209,7 +216,7 @@ export function createSignInService(deps: Deps) {
       currentUrl.search = input.query.toString();
       const identity = await oidc.callback(currentUrl, { state: row.oidcState, nonce: row.oidcNonce, codeVerifier: row.oidcCodeVerifier });
       return deps.db.transaction(async (tx) => {
-        const { customer, created } = await customerOfIdentity(tx, identity);
+        const { customer, created } = await customerOfIdentity(tx, identity, input);
         const sessionToken = await startSession(tx, customer, created, 'oidc', input);
         return { sessionToken, returnTo: safeReturnTo(row.returnTo), customerId: customer.id, created };
       });
@@ -236,27 +243,40 @@ export function createSignInService(deps: Deps) {
 
   /**
    * An identity already bound signs into its customer. Otherwise an address the provider verified
-   * signs into the account that address has (and binds the identity to it); anything else gets a new
-   * account. An unverified address never reaches an existing account: anyone can type any address
-   * at some providers.
+   * signs into the account that address has (and binds the identity to it), or makes it; an unverified
+   * address gets an account of its own whose address stays unverified, which no later sign-in of that
+   * address reaches. Anyone can type any address at some providers: the first to type it must not own
+   * the account its real owner lands in afterwards.
    */
-  async function customerOfIdentity(tx: Tx, identity: OidcIdentity): Promise<{ customer: CustomerRow; created: boolean }> {
+  async function customerOfIdentity(tx: Tx, identity: OidcIdentity, req: SignInRequest): Promise<{ customer: CustomerRow; created: boolean }> {
     await deps.repo.lock(tx, `oidc:${identity.issuer} ${identity.subject}`);
     const bound = await deps.repo.findIdentity(tx, identity.issuer, identity.subject);
     const boundCustomer = bound && (await deps.accounts.findCustomer(tx, bound.customerId));
-    if (boundCustomer) return { customer: boundCustomer, created: false };
+    if (boundCustomer) return { customer: await verifiedByOwnIdentity(tx, boundCustomer, identity, req), created: false };
     if (!identity.email) throw new AppError('SIGN_IN_EMAIL_MISSING', 'The sign-in provider did not share an email address, which a new account needs. Allow it to share your email and try again.');
-    const bind = (customerId: string) =>
-      deps.repo.bindIdentity(tx, { issuer: identity.issuer, subject: identity.subject, customerId, email: identity.email, createdAt: deps.now() });
     let found: { customer: CustomerRow; created: boolean };
     if (identity.emailVerified) {
       found = await findOrCreateByEmail(tx, identity.email, identity.name);
     } else {
-      const customer = await deps.accounts.insertCustomer(tx, { email: identity.email, name: identity.name ?? identity.email.split('@')[0], sandboxLimit: deps.sandboxLimit });
+      const customer = await deps.accounts.insertCustomer(tx, { email: identity.email, emailVerified: false, name: identity.name ?? identity.email.split('@')[0], sandboxLimit: deps.sandboxLimit });
       found = { customer, created: true };
     }
-    await bind(found.customer.id);
+    await deps.repo.bindIdentity(tx, { issuer: identity.issuer, subject: identity.subject, customerId: found.customer.id, email: identity.email, createdAt: deps.now() });
     return found;
+  }
+
+  /**
+   * An account whose address is unverified (made by an unverified claim, or left so by migration 0010)
+   * becomes that address's account when its own identity's provider now verifies the address, unless
+   * another account has it verified already: that one stays the address's account.
+   */
+  async function verifiedByOwnIdentity(tx: Tx, customer: CustomerRow, identity: OidcIdentity, req: SignInRequest): Promise<CustomerRow> {
+    if (customer.emailVerified || !identity.emailVerified || identity.email !== customer.email.toLowerCase()) return customer;
+    await deps.repo.lock(tx, `email:${identity.email}`);
+    if (await deps.repo.findCustomerByEmail(tx, identity.email)) return customer;
+    const verified = await deps.repo.markEmailVerified(tx, customer.id);
+    await deps.audit.customer(tx, contextOf(customer.id, req), { action: 'customer.email_verified', resourceType: 'customer', resourceId: customer.id, metadata: { method: 'oidc', issuer: identity.issuer } });
+    return verified;
   }
 }
 
