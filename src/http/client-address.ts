@@ -22,7 +22,8 @@ export function trustProxyOption(trust: TrustProxy): FastifyServerOptions['trust
  * IPv6 address (a dual-stack socket's ::ffff:192.0.2.1) is its IPv4 address.
  */
 export function ipBucket(ip: string): string {
-  if (isIPv4(ip)) return ip;
+  // Undefined at run time once the socket is gone: one key for all such, as before.
+  if (typeof ip !== 'string' || isIPv4(ip)) return `${ip}`;
   const bare = ip.split('%')[0];
   if (!isIPv6(bare)) return ip;
   const n = ipv6Number(bare);
