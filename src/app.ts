@@ -12,6 +12,7 @@ import { registerRequestMetrics } from './http/metrics.js';
 import { runWithRequestId } from './jobs/request-scope.js';
 import { serializerCompiler } from './http/serializer.js';
 import { createAuthFailureCounter } from './http/auth-failures.js';
+import { ipBucket, trustProxyOption } from './http/client-address.js';
 import { redisRateLimitStore } from './http/rate-limit-store.js';
 import { closeRedis, openRedis } from './providers/redis/redis.js';
 import { apiKeyResolver } from './modules/account/api-key-resolver.js';
@@ -66,7 +67,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     loggerInstance: c.logger as FastifyBaseLogger,
     logController: new RequestLog(),
     bodyLimit: JSON_BODY_LIMIT,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     // A caller's own X-Request-Id is kept when it is sane, so logs on both sides line up.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -164,8 +165,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     timeWindow: config.rateLimitWindowMs,
     enableDraftSpec: true,
     ...(redis && { store: redisRateLimitStore(redis) }),
-    // Runs after authentication, so the budget is per customer (per IP for unauthenticated routes).
-    keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${request.ip}`),
+    // Runs after authentication, so the budget is per customer (per IP, an IPv6 client per /64, for unauthenticated routes).
+    keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${ipBucket(request.ip)}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
   });
   registerIdempotency(app, { idempotency: c.idempotency, repo: c.repos.idempotency, db: c.db });

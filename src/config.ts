@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
+import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { s3Config, type S3Config } from './config-storage.js';
 
 /** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
@@ -83,7 +84,7 @@ const ZEnv = z.object({
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: ZTrustProxy,
   PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
   MCP_ENABLED: bool.default(true),
   MCP_INLINE_MAX_BYTES: int(0, 64 * 1024 * 1024).default(5 * 1024 * 1024),
@@ -170,7 +171,7 @@ export type Config = Readonly<{
   pdfParseTimeoutMs: number;
   pdfParseMaxMemoryMb: number;
   logLevel: string;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   /** The product id that POST /v1/account/products/{product}/enable accepts. */
   productId: string;
   /** POST /mcp and /.well-known/mcp.json; off: 503 and 404. */

@@ -76,10 +76,8 @@ import { createVerificationsRepo } from './modules/verifications/verifications.r
 import { createVerificationsService } from './modules/verifications/verifications.service.js';
 import { createIdentityProviders, type StripeVerificationSession } from './providers/identity/index.js';
 import { createStripeClient, stripeEventVerifier } from './providers/payments/stripe-client.js';
-import { createStripeCardCheckout, type CheckoutSessionSnapshot } from './providers/payments/card-checkout.js';
 import { topUpPeriodicTasks } from './modules/billing/top-ups.jobs.js';
-import { createTopUpsRepo } from './modules/billing/top-ups.repo.js';
-import { CHECKOUT_EVENTS, createTopUpsService } from './modules/billing/top-ups.service.js';
+import { createCardPayments } from './container-payments.js';
 import { deliverJob } from './modules/webhooks/webhooks.jobs.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -165,26 +163,15 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     now: clock,
   });
   const applySession: StripeEventHandler = (tx, event, op) => verifications.applyStripeSession(tx, event.data.object as StripeVerificationSession, op);
-  // Card top-ups: Stripe Checkout when Stripe and its webhook are configured (only the webhook credits a
-  // payment: without it Signet would take money it never books); otherwise operators credit balances.
-  const topUps = createTopUpsService({
-    db,
-    repo: createTopUpsRepo(),
-    accounts: repos.accounts,
-    billing,
-    audit,
-    checkout: stripe && config.stripe?.webhookSecret ? createStripeCardCheckout(stripe) : undefined,
-    dashboardUrl: config.dashboardUrl,
-    now: clock,
-  });
-  const applyCheckout: StripeEventHandler = (tx, event, op) => topUps.applyCheckoutEvent(tx, event.type, event.data.object as CheckoutSessionSnapshot, op);
+  // Card top-ups through Stripe Checkout, and the handlers of their Stripe events (container-payments.ts).
+  const { topUps, stripeHandlers: cardHandlers } = createCardPayments({ db, stripe, webhookSecret: config.stripe?.webhookSecret, accounts: repos.accounts, billing, audit, dashboardUrl: config.dashboardUrl, now: clock });
   const stripeEvents = createStripeEventsService({
     db,
     repo: createStripeEventsRepo(),
     verify: stripe && config.stripe?.webhookSecret ? stripeEventVerifier(stripe, config.stripe.webhookSecret) : undefined,
     handlers: {
       ...Object.fromEntries(['verified', 'requires_input', 'processing', 'canceled'].map((s) => [`identity.verification_session.${s}`, applySession])),
-      ...Object.fromEntries(Object.values(CHECKOUT_EVENTS).map((type) => [type, applyCheckout])),
+      ...cardHandlers,
     },
   });
   // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.

@@ -164,6 +164,37 @@ describe('WEBHOOK_RETRY_SCHEDULE', () => {
   });
 });
 
+describe('TRUST_PROXY', () => {
+  const trust = (value: string) => loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, SIGNING_LINK_SECRET: JWT, TRUST_PROXY: value }).trustProxy;
+
+  test("off when unset, empty, false or 0; the proxies' addresses, CIDRs and named ranges; or a hop count", () => {
+    for (const off of ['', 'false', 'FALSE', '0']) assert.equal(trust(off), false, off);
+    assert.deepEqual(trust(' 10.0.0.5, 192.168.0.0/16,FD00::/8 ,::1,loopback'), ['10.0.0.5', '192.168.0.0/16', 'fd00::/8', '::1', 'loopback']);
+    assert.equal(trust('1'), 1);
+    assert.equal(trust('2'), 2);
+  });
+
+  test('true is refused at start, saying why and what to set instead', () => {
+    for (const value of ['true', 'TRUE']) {
+      assert.throws(() => trust(value), (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /^Invalid configuration: TRUST_PROXY: true is no longer accepted: it believes the left-most X-Forwarded-For entry, which the client writes\. Name the proxies/);
+        assert.ok(!err.message.includes('\n'));
+        return true;
+      });
+    }
+  });
+
+  test('anything else is refused, naming the entry', () => {
+    assert.throws(() => trust('17'), /TRUST_PROXY: a hop count must be 1 to 16/);
+    assert.throws(() => trust('10.0.0.300'), /TRUST_PROXY: entry 1 is not an IP address, a CIDR/);
+    assert.throws(() => trust('10.0.0.5,nginx'), /TRUST_PROXY: entry 2 is not/);
+    for (const bad of ['10.0.0.0/33', '10.0.0.0/0', 'fd00::/129', '10.0.0.0/8/8', '10.0.0.0/', '10.0.0.5,', 'yes']) {
+      assert.throws(() => trust(bad), /TRUST_PROXY: entry \d is not/, bad);
+    }
+  });
+});
+
 describe('generated secrets', () => {
   test('a fresh DATA_DIR gets ops-token and jwt-secret with mode 0600, read back on the next start', () => {
     const dataDir = freshDir();

@@ -494,7 +494,7 @@ describe('the session cookie is Secure when the dashboard is reached over https'
     assert.match(await cookieOf({ DASHBOARD_URL: 'https://app.signet.example/dashboard' }), /; Secure/);
   });
   test('X-Forwarded-Proto: https counts only with TRUST_PROXY', async () => {
-    assert.match(await cookieOf({ TRUST_PROXY: 'true' }, { 'x-forwarded-proto': 'https' }), /; Secure/);
+    assert.match(await cookieOf({ TRUST_PROXY: '127.0.0.1' }, { 'x-forwarded-proto': 'https' }), /; Secure/);
     assert.doesNotMatch(await cookieOf({}, { 'x-forwarded-proto': 'https' }), /Secure/);
   });
 

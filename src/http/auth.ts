@@ -3,6 +3,7 @@ import { safeEqual } from '../lib/crypto.js';
 import type { Actor, OperatorContext, RequestContext } from '../context.js';
 import { AppError } from '../errors.js';
 import type { AuthFailureCounter } from './auth-failures.js';
+import { ipBucket } from './client-address.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -55,7 +56,8 @@ export function registerAuth(
     const kind = config.auth;
     if (kind === 'optional' && request.headers.authorization === undefined) return;
     if (kind !== 'customer' && kind !== 'operator' && kind !== 'optional') return;
-    const blockedMs = await opts.failures.blockedFor(request.ip);
+    const network = ipBucket(request.ip);
+    const blockedMs = await opts.failures.blockedFor(network);
     if (blockedMs !== undefined) {
       const seconds = Math.max(1, Math.ceil(blockedMs / 1000));
       throw new AppError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${seconds} seconds`, { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) });
@@ -64,7 +66,7 @@ export function registerAuth(
       if (kind === 'operator') request.operator = authenticateOperator(request);
       else request.actor = await authenticateCustomer(request, config);
     } catch (err) {
-      if (isRefusedCredential(request, err)) await opts.failures.record(request.ip);
+      if (isRefusedCredential(request, err)) await opts.failures.record(network);
       throw err;
     }
   });

@@ -47,7 +47,7 @@ export type Cluster = {
 export const OPS_TOKEN = 'cluster-ops-token-0123456789abcdef';
 export const NGINX_TEMPLATE = path.join(ROOT, 'deploy', 'nginx.conf');
 /** Debian's nginx lives in /usr/sbin, which an ordinary user's PATH may lack. */
-const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
+export const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 
 /** s3 (s3rver) unless CLUSTER_STORAGE chooses postgres, or local (one DATA_DIR shared by every node). */
 function storageKind(): StorageKind {
@@ -191,7 +191,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       SIGNING_CERT_P12_PATH: p12,
       SIGNING_CERT_PASSPHRASE: passphrase,
       PUBLIC_URL: url,
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '127.0.0.1', // nginx, as README's cluster setup names it
       LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX: '1000000',
       WEBHOOK_ALLOW_HOSTS: '127.0.0.1',

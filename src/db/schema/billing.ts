@@ -10,7 +10,8 @@ export const ledgerEntries = pgTable(
     customerId: uuid('customer_id')
       .notNull()
       .references(() => customers.id),
-    direction: text('direction', { enum: ['debit', 'credit', 'refund'] }).notNull(),
+    /** `reversal`: a card top-up's credit taken back after a refund or a dispute of the card payment (not spending). */
+    direction: text('direction', { enum: ['debit', 'credit', 'refund', 'reversal'] }).notNull(),
     amountMicros: bigint('amount_micros', { mode: 'bigint' }).notNull(),
     balanceAfterMicros: bigint('balance_after_micros', { mode: 'bigint' }).notNull(),
     operation: text('operation'),

@@ -88,9 +88,21 @@ export const cardTopUps = pgTable(
     status: text('status', { enum: TOP_UP_STATUSES }).notNull().default('pending'),
     /** Stripe's Checkout Session id (cs_…), set once Stripe answered. */
     checkoutSessionId: text('checkout_session_id').unique(),
+    /** The session's PaymentIntent (pi_…), set when it is paid: what a refund's or dispute's event names. */
+    paymentIntentId: text('payment_intent_id').unique(),
+    /**
+     * After refunds and disputes (card_reversals): what was taken back from the balance, and what the
+     * balance could not cover (the operator was alerted). Together they follow what Stripe holds back.
+     */
+    reversedMicros: bigint('reversed_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    unrecoveredMicros: bigint('unrecovered_micros', { mode: 'bigint' }).notNull().default(sql`0`),
     ledgerEntryId: uuid('ledger_entry_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     paidAt: timestamp('paid_at', { withTimezone: true }),
   },
-  (t) => [index('card_top_ups_customer_idx').on(t.customerId, t.createdAt), check('card_top_ups_amount_positive', sql`${t.amountMicros} > 0`)],
+  (t) => [
+    index('card_top_ups_customer_idx').on(t.customerId, t.createdAt),
+    check('card_top_ups_amount_positive', sql`${t.amountMicros} > 0`),
+    check('card_top_ups_reversal_within_amount', sql`${t.reversedMicros} >= 0 AND ${t.unrecoveredMicros} >= 0 AND ${t.reversedMicros} + ${t.unrecoveredMicros} <= ${t.amountMicros}`),
+  ],
 );

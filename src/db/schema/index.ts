@@ -12,3 +12,4 @@ export * from './templates.js';
 export * from './verifications.js';
 export * from './dashboard.js';
 export * from './blobs.js';
+export * from './card-reversals.js';

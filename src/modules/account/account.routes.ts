@@ -36,7 +36,7 @@ export function accountRoutes(deps: { db: Db; account: AccountService; summary: 
       schema: {
         operationId: 'listUsage',
         tags: ['Account'],
-        summary: 'Ledger entries (debits, credits, refunds), most recent first',
+        summary: 'Ledger entries (debits, credits, refunds, reversals), most recent first',
         security: [...SECURITY.read],
         querystring: ZPagingQuery,
         response: { 200: ZPage(ZUsageEntry), ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS) },

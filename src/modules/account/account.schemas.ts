@@ -28,7 +28,7 @@ export type TAccount = z.infer<typeof ZAccount>;
 export const ZUsageEntry = z
   .object({
     id: z.uuid(),
-    direction: z.enum(['debit', 'credit', 'refund']),
+    direction: z.enum(['debit', 'credit', 'refund', 'reversal']).describe('reversal: a card top-up taken back after the card payment was refunded or disputed'),
     amountCents: z.number().int(),
     amountFormatted: z.string(),
     amountMicros: z.number().int(),

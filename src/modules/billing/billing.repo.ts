@@ -36,6 +36,24 @@ export function createBillingRepo() {
       return rowsOf<{ id: string }>(result)[0];
     },
 
+    /**
+     * A card top-up's credit taken back: up to `maxMicros`, never below zero, with its `reversal` ledger
+     * row (none when the balance is empty). The customer's row is locked first, so what is taken is what
+     * the balance held.
+     */
+    async reverseUpTo(tx: DbOrTx, e: { customerId: string; maxMicros: bigint; description: string }): Promise<{ takenMicros: bigint; entryId: string | null }> {
+      const [row] = await tx.select({ balance: customers.balanceMicros }).from(customers).where(eq(customers.id, e.customerId)).for('update');
+      if (!row || row.balance <= 0n) return { takenMicros: 0n, entryId: null };
+      const take = row.balance < e.maxMicros ? row.balance : e.maxMicros;
+      const amount = sql`${take.toString()}::bigint`;
+      const result = await tx.execute(sql`
+        WITH debited AS (UPDATE customers SET balance_micros = balance_micros - ${amount} WHERE id = ${e.customerId} RETURNING balance_micros)
+        INSERT INTO ledger_entries (customer_id, direction, amount_micros, balance_after_micros, description)
+        SELECT ${e.customerId}, 'reversal', ${amount}, balance_micros, ${e.description} FROM debited
+        RETURNING id`);
+      return { takenMicros: take, entryId: rowsOf<{ id: string }>(result)[0].id };
+    },
+
     async credit(tx: DbOrTx, customerId: string, micros: bigint): Promise<bigint | undefined> {
       const [row] = await tx
         .update(customers)

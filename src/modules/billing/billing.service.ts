@@ -135,6 +135,15 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
       return repo.balance(db, customerId);
     },
 
+    /**
+     * Takes money back that was credited (a card top-up refunded or disputed): as much of `micros` as
+     * the balance holds, never below zero, with its ledger row. Answers what was taken.
+     */
+    async takeBack(tx: Tx, input: { customerId: string; micros: bigint; description: string }): Promise<{ takenMicros: bigint; ledgerEntryId: string | null }> {
+      const { takenMicros, entryId } = await repo.reverseUpTo(tx, { customerId: input.customerId, maxMicros: input.micros, description: input.description });
+      return { takenMicros, ledgerEntryId: entryId };
+    },
+
     /** Adds money (a top-up, an operator grant, or a refund) with its ledger row. */
     async credit(
       tx: Tx,

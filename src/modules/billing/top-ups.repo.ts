@@ -37,13 +37,23 @@ export function createTopUpsRepo() {
      * credit the balance, whatever Stripe delivers and however often. An expired row may still be paid
      * (our sweep expired it while Stripe was still collecting an async payment).
      */
-    async markPaid(tx: DbOrTx, id: string, at: Date): Promise<TopUpRow | undefined> {
+    async markPaid(tx: DbOrTx, id: string, at: Date, paymentIntentId: string | null): Promise<TopUpRow | undefined> {
       const [row] = await tx
         .update(cardTopUps)
-        .set({ status: 'paid', paidAt: at })
+        .set({ status: 'paid', paidAt: at, paymentIntentId })
         .where(and(eq(cardTopUps.id, id), ne(cardTopUps.status, 'paid')))
         .returning();
       return row;
+    },
+
+    /** The paid top-up a refund or dispute names, locked: events about one payment apply one at a time. */
+    async lockByPaymentIntent(tx: DbOrTx, paymentIntentId: string): Promise<TopUpRow | undefined> {
+      const [row] = await tx.select().from(cardTopUps).where(eq(cardTopUps.paymentIntentId, paymentIntentId)).for('update');
+      return row;
+    },
+
+    async setReversal(tx: DbOrTx, id: string, values: Pick<TopUpRow, 'reversedMicros' | 'unrecoveredMicros'>): Promise<void> {
+      await tx.update(cardTopUps).set(values).where(eq(cardTopUps.id, id));
     },
 
     async setLedgerEntry(tx: DbOrTx, id: string, ledgerEntryId: string): Promise<void> {

@@ -55,7 +55,8 @@ export function createTopUpsService(deps: {
   const invalidAmount = (message: string) => new AppError('VALIDATION_ERROR', message, { details: [{ path: 'body.amount', message }] });
 
   async function credit(tx: Tx, row: TopUpRow, session: CheckoutSessionSnapshot, eventType: string, op: OperatorContext): Promise<void> {
-    const paid = await repo.markPaid(tx, row.id, deps.now());
+    const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+    const paid = await repo.markPaid(tx, row.id, deps.now(), paymentIntent);
     if (!paid) return; // credited already (a redelivery, or completed followed by async_payment_succeeded)
     const { entry } = await deps.billing.credit(tx, { customerId: row.customerId, micros: row.amountMicros, direction: 'credit', description: 'Card top-up' });
     await repo.setLedgerEntry(tx, row.id, entry.id);

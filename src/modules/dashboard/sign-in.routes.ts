@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../../errors.js';
+import { ipBucket } from '../../http/client-address.js';
 import { toAppError } from '../../http/errors.js';
 import { checkEmailPage, confirmSignInPage, signInErrorPage, signInPage } from '../../web/dashboard/sign-in.js';
 import type { DashboardSection } from './dashboard.routes.js';
@@ -72,7 +73,7 @@ export function signInRoutes(deps: { signIn: SignInService; oidcName: string | u
         const body = (request.body ?? {}) as Record<string, string | undefined>;
         const returnTo = safeReturnTo(body.returnTo);
         try {
-          const { sentTo } = await signIn.requestEmailLink({ email: body.email, returnTo, ip: request.ip });
+          const { sentTo } = await signIn.requestEmailLink({ email: body.email, returnTo, ip: ipBucket(request.ip) });
           return kit.render(request, reply, { title: 'Check your email', body: checkEmailPage({ sentTo, returnTo }) });
         } catch (err) {
           if (!(err instanceof AppError && err.code === 'VALIDATION_ERROR')) throw err;
@@ -103,7 +104,7 @@ export function signInRoutes(deps: { signIn: SignInService; oidcName: string | u
 
     if (signIn.oidcEnabled) {
       app.get('/dashboard/sign-in/oidc', PUBLIC, async (request, reply) => {
-        const { flowToken, url } = await signIn.startOidc({ returnTo: (request.query as Record<string, unknown>).returnTo, ip: request.ip });
+        const { flowToken, url } = await signIn.startOidc({ returnTo: (request.query as Record<string, unknown>).returnTo, ip: ipBucket(request.ip) });
         reply.setCookie(FLOW_COOKIE, flowToken, { ...cookieOptions(request, kit.dashboardUrl, FLOW_TTL_MS / 1000), path: FLOW_COOKIE_PATH });
         return reply.redirect(url, 303);
       });

@@ -12,7 +12,8 @@ export type StripeEventHandler = (tx: Tx, event: Stripe.Event, op: OperatorConte
  * POST /webhooks/stripe as a small dispatcher: the signature is checked on the raw body, then the
  * event's id is recorded (stripe_events, insert … on conflict do nothing) in the same transaction as
  * its handler runs, so an event Stripe delivers twice is applied once. Handlers come from the
- * composition root by event type: Identity's verification sessions now, Checkout's top-ups later.
+ * composition root by event type: Identity's verification sessions, Checkout's top-ups, and the card
+ * refunds and disputes that take top-ups back.
  */
 export function createStripeEventsService(deps: { db: Db; repo: StripeEventsRepo; verify: StripeEventVerifier | undefined; handlers: Record<string, StripeEventHandler> }) {
   return {

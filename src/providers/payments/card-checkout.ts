@@ -25,7 +25,11 @@ export interface CardCheckout {
 }
 
 /** What the top-up rules read of a Checkout Session in Stripe's events. */
-export type CheckoutSessionSnapshot = Pick<Stripe.Checkout.Session, 'id' | 'payment_status' | 'amount_total' | 'currency' | 'metadata' | 'client_reference_id'>;
+export type CheckoutSessionSnapshot = Pick<Stripe.Checkout.Session, 'id' | 'payment_status' | 'amount_total' | 'currency' | 'metadata' | 'client_reference_id' | 'payment_intent'>;
+
+/** What the reversal rules read of a Charge (`charge.refunded`) and of a Dispute (`charge.dispute.*`). */
+export type ChargeSnapshot = Pick<Stripe.Charge, 'id' | 'amount_refunded' | 'currency' | 'payment_intent'>;
+export type DisputeSnapshot = Pick<Stripe.Dispute, 'id' | 'amount' | 'currency' | 'status' | 'payment_intent'>;
 
 export const TOP_UP_PRODUCT_NAME = 'Signet balance top-up';
 

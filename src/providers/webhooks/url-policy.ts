@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { AppError } from '../../errors.js';
 import { within } from '../../lib/deadline.js';
+import { ipv4Number as v4, ipv6Number as v6 } from '../../lib/ip.js';
 
 /**
  * Which webhook URLs Signet will call. A webhook URL is chosen by a customer, so without this policy
@@ -32,8 +33,6 @@ export class WebhookDnsError extends AppError {
 
 type Cidr4 = readonly [base: number, bits: number];
 
-const v4 = (dotted: string): number => dotted.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
-
 /** IPv4 special-purpose ranges (IANA registry, RFC 6890) that no webhook receiver may live in. */
 const DENIED_V4: readonly Cidr4[] = (
   [
@@ -59,23 +58,6 @@ const inCidr4 = (ip: number, [base, bits]: Cidr4) => {
   const size = 2 ** (32 - bits);
   return Math.floor(ip / size) === Math.floor(base / size);
 };
-
-/** Eight 16-bit groups of a valid IPv6 address (zone id already removed), as one 128-bit number. */
-function v6(address: string): bigint {
-  let text = address;
-  // A trailing dotted quad (::ffff:1.2.3.4, ::1.2.3.4) becomes its two hex groups.
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    const n = v4(quad[1]);
-    text = `${text.slice(0, quad.index)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const headGroups = head ? head.split(':') : [];
-  const tailGroups = tail ? tail.split(':') : [];
-  const groups =
-    tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
-  return groups.reduce((n, g) => (n << 16n) | BigInt(parseInt(g, 16)), 0n);
-}
 
 const inCidr6 = (ip: bigint, base: string, bits: number) => ip >> BigInt(128 - bits) === v6(base) >> BigInt(128 - bits);
 

@@ -9,7 +9,7 @@ import { csrfField, escapeHtml, scrollTable, when } from './layout.js';
 export type BillingTopUp = { amountMicros: bigint; status: 'pending' | 'paid' | 'expired'; createdAt: Date; paidAt: Date | null };
 
 export type BillingUsageEntry = {
-  direction: 'debit' | 'credit' | 'refund';
+  direction: 'debit' | 'credit' | 'refund' | 'reversal';
   amountMicros: number;
   description: string;
   envelopeId: string | null;
@@ -109,8 +109,8 @@ function usageHistory(v: BillingView): string {
   const history = table(
     ['Date', 'Amount', 'Description', 'Envelope'],
     rows.map((r) => {
-      const sign = r.direction === 'debit' ? '−' : '+';
-      const amount = `<span class="badge ${r.direction === 'debit' ? 'muted' : 'good'}">${sign}${escapeHtml(formatDollars(BigInt(r.amountMicros)))}</span>`;
+      const out = r.direction === 'debit' || r.direction === 'reversal';
+      const amount = `<span class="badge ${out ? 'muted' : 'good'}">${out ? '−' : '+'}${escapeHtml(formatDollars(BigInt(r.amountMicros)))}</span>`;
       const envelope = r.envelopeId
         ? `<a href="/dashboard/envelopes/${escapeHtml(r.envelopeId)}" title="${escapeHtml(r.envelopeTitle ?? r.envelopeId)}">${escapeHtml(clip(r.envelopeTitle ?? `${r.envelopeId.slice(0, 8)}…`))}</a>`
         : '—';
