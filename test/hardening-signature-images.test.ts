@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import { imageSizeProblem, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, readImageSize } from '../src/pdf/image-header.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,7 +50,7 @@ describe('POST /sign/{token}/complete: oversized images are refused at the door'
   });
   after(() => t.close());
 
-  test('10000×10000 and 16000×16000 PNGs, a 5000-pixel side, 9 Mpx, a huge JPEG: 400 VALIDATION_ERROR; nothing stored', async () => {
+  test('10000×10000 and 16000×16000 PNGs, a 5000-pixel side, 9 Mpx, a huge JPEG, a second IHDR: 400 VALIDATION_ERROR; nothing stored', async () => {
     const a = person('img');
     const env = await createEnvelope(t, { title: 'Images', recipients: [a] });
     const token = recipientToken(env, a.email);
@@ -63,6 +64,9 @@ describe('POST /sign/{token}/complete: oversized images are refused at the door'
       ['image/jpeg', jpegDeclaring(65_000, 65_000), /65000×65000 pixels/],
       ['image/png', fx.pngDeclaring(0, 10), /no pixels/],
       ['image/jpeg', fx.SMALL_JPEG.subarray(0, 100), /size cannot be read/],
+      // 10×10 to a check that reads the first IHDR, 6000×6000 to a decoder that keeps the last.
+      ['image/png', fx.pngWithHeaders([[10, 10], [6000, 6000]], deflateSync(Buffer.alloc(41))), /more than one header \(IHDR/],
+      ['image/png', fx.pngWithHeaders([[10, 10], [10, 10]], deflateSync(Buffer.alloc(41 * 10))), /more than one header \(IHDR/],
     ];
     for (const [mime, bytes, reason] of cases) {
       for (const kind of ['drawn', 'uploaded']) {

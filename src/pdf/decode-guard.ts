@@ -28,7 +28,8 @@ type StreamProto = { getDecodedData(this: PdfStream): Uint8Array };
  * - LZWDecode, RunLengthDecode, ASCIIHexDecode, ASCII85Decode and CCITTFaxDecode write into its
  *   growable ByteWriter, whose `grow` sees every byte before it is stored (counted only while a
  *   stream is being decoded, so writing the output PDF is not);
- * - predictors and CCITT allocate a row from /DecodeParms /Columns up front: checked before decoding.
+ * - predictors and CCITT allocate a row from /DecodeParms /Columns up front: checked before decoding;
+ * - signature images decoded with node's zlib instead (image.ts) are counted through countDecoded.
  * Throwing stops the expansion. libpdf often swallows the error and carries on with an empty stream,
  * so the caller asks `tripped()` afterwards and refuses the file.
  *
@@ -48,6 +49,10 @@ export async function installDecodeGuard(limits: DecodeLimits): Promise<DecodeGu
   const refuse = (): never => {
     tripped = true;
     throw new Error('decode limit reached');
+  };
+  countOutside = (bytes) => {
+    if (bytes > limits.perStreamBytes || total + bytes > limits.totalBytes) refuse();
+    total += bytes;
   };
 
   if (inflate) {
@@ -95,6 +100,18 @@ export async function installDecodeGuard(limits: DecodeLimits): Promise<DecodeGu
       tripped = false;
     },
   };
+}
+
+let countOutside: ((bytes: number) => void) | undefined;
+
+/**
+ * Counts what is about to be decoded outside @libpdf/core (a signature image inflated with node's
+ * zlib and unfiltered: ArrayBuffers the worker's heap limit does not see) against the same bounds
+ * as a stream: each allocation at most the per-stream bound, all of a job's together the total.
+ * Throws, and trips the guard, before the allocation; does nothing where no guard is installed.
+ */
+export function countDecoded(bytes: number): void {
+  countOutside?.(bytes);
 }
 
 /** The pako instance libpdf imports, not whichever copy our own resolution would find. */

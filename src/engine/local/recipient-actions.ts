@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
-import { imageSizeProblem, readImageSize } from '../../pdf/image-header.js';
+import { imageProblem } from '../../pdf/image-header.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { documentKey, type LocalEngine } from './local-engine.js';
 import type { DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
@@ -25,15 +25,10 @@ function decodeImage(dataUrl: string, path: string): { bytes: Buffer; ext: 'png'
   if (!m) throw invalid(path, 'must be a data URL of a PNG or JPEG image');
   const bytes = Buffer.from(m[2], 'base64');
   if (bytes.length === 0 || bytes.length > MAX_IMAGE_BYTES) throw invalid(path, `must be 1 byte to ${MAX_IMAGE_BYTES} bytes`);
-  const png = bytes.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
-  const jpg = bytes[0] === 0xff && bytes[1] === 0xd8;
-  if (!(png || jpg)) throw invalid(path, 'is not a PNG or JPEG image');
-  // Bounded by its declared dimensions, read from the header: nothing decodes it here (the seal worker does).
-  const size = readImageSize(bytes);
-  if (!size) throw invalid(path, `is a ${png ? 'PNG' : 'JPEG'} whose size cannot be read`);
-  const problem = imageSizeProblem(size);
+  // Bounded by its declared dimensions, read from the header: nothing decodes it here (the workers do).
+  const problem = imageProblem(bytes);
   if (problem) throw invalid(path, problem);
-  return { bytes, ext: png ? 'png' : 'jpg' };
+  return { bytes, ext: bytes[0] === 0x89 ? 'png' : 'jpg' };
 }
 
 const initialsOf = (name: string) =>
