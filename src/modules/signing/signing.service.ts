@@ -121,10 +121,18 @@ export function createSigningService(deps: {
 
     async complete(token: string, input: CompleteInput, client: ClientInfo) {
       const imageKey = await actions.storeSignatureImage(deps.db, token, input);
-      return withRecipient(token, async (tx, ctx) => {
-        const status = await actions.complete(tx, ctx, input, client, imageKey);
-        return { status, redirectUrl: ctx.doc.meta.redirectUrl ?? null };
-      }, { distribute: true });
+      try {
+        return await withRecipient(token, async (tx, ctx) => {
+          const status = await actions.complete(tx, ctx, input, client, imageKey);
+          return { status, redirectUrl: ctx.doc.meta.redirectUrl ?? null };
+        }, { distribute: true });
+      } catch (err) {
+        // An AppError is a refusal thrown inside the transaction, which rolled back: nothing points to
+        // the image. Any other error may have come after a commit (its outcome unknown): the blob
+        // sweep, which checks for references, decides then.
+        if (imageKey && err instanceof AppError) await actions.discardSignatureImage(imageKey);
+        throw err;
+      }
     },
 
     /** Emails a gated recipient their code (rate-limited by the verifications module). */
