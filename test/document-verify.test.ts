@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { PDF } from '@libpdf/core';
 import { sql } from 'drizzle-orm';
@@ -16,7 +17,7 @@ import { rowsOf } from '../src/db/client.js';
 import { findSignedRanges } from '../src/pdf/signed-revisions.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import { assertError, createEnvelope, drain, getEnvelope, multipart, person, recipientToken, signAs } from './fixtures/envelopes.js';
-import { notPdf, plainPdf, signedPdf, which } from './fixtures/pdfs.js';
+import { derHeavyPdf, notPdf, plainPdf, signedPdf, which } from './fixtures/pdfs.js';
 
 const MAX_PDF_BYTES = 2_000_000;
 
@@ -192,6 +193,36 @@ test('nothing of an upload is stored: no row, no blob', async () => {
   }
   assertError(await postFile(t, notPdf()), 400, 'INVALID_PDF');
   assert.deepEqual(await footprint(t), before);
+});
+
+describe('the cost of a signature', () => {
+  test('/health answers as promptly while files full of DER are verified as while files of the same size without signatures are', async (tc) => {
+    // 28 calls: one IP's anonymous allowance at the default limit. Each file carries 8 signatures
+    // of 256 KB of DER elements (4 MB); the control, the same bytes with no /ByteRange. Compared
+    // with the control, not with a time: what the signatures add, on whatever machine runs this.
+    const app = await createTestApp({ env: { VERIFY_DOCUMENT_RATE_LIMIT: '1000', RATE_LIMIT_MAX: '100000' } });
+    try {
+      /** The longest /health took while 28 verifications of `bytes` ran. */
+      const worstHealth = async (bytes: Uint8Array) => {
+        let done = false;
+        const batch = Promise.all(Array.from({ length: 28 }, () => postRaw(app, bytes))).finally(() => (done = true));
+        let worst = 0;
+        while (!done) {
+          const started = performance.now();
+          await app.app.inject({ url: '/health' });
+          worst = Math.max(worst, performance.now() - started);
+        }
+        for (const res of await batch) assert.equal(verdictOf(res).status, 'NOT_SEALED');
+        return worst;
+      };
+      const control = await worstHealth(derHeavyPdf(8, true));
+      const heavy = await worstHealth(derHeavyPdf(8));
+      tc.diagnostic(`longest /health: ${Math.round(heavy)} ms with the signatures, ${Math.round(control)} ms without`);
+      assert.ok(heavy < control * 1.5 + 500, `/health waited ${Math.round(heavy)} ms (without signatures: ${Math.round(control)} ms)`);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('who may call', () => {
