@@ -8,6 +8,7 @@ import {
   type CompleteInput,
   type RecipientActions,
 } from '../../engine/local/recipient-actions.js';
+import type { DocumentStream } from '../../engine/engine.js';
 import type { DocumentViews } from '../../engine/local/document-views.js';
 import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
 import { currentTurn } from '../../engine/local/turns.js';
@@ -102,7 +103,7 @@ export function createSigningService(deps: {
      * The sealed PDF once COMPLETED; before that the document as it stands (document-views.ts). What
      * to serve is read in a short transaction; the storage reads and any render happen after it.
      */
-    async document(token: string): Promise<Uint8Array> {
+    async document(token: string): Promise<DocumentStream> {
       const { documentId, view } = await deps.db.transaction(async (tx) => {
         const recipient = await actions.recipientOf(tx, token);
         if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
@@ -114,9 +115,9 @@ export function createSigningService(deps: {
         if (doc.purgedAt) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
         return { documentId: doc.id, view: await deps.views.plan(tx, doc, recipients) };
       });
-      const bytes = await deps.views.bytes(documentId, view);
-      if (!bytes) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
-      return bytes;
+      const opened = await deps.views.open(documentId, view);
+      if (!opened) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
+      return opened;
     },
 
     async complete(token: string, input: CompleteInput, client: ClientInfo) {
