@@ -99,12 +99,14 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   // Room for the payload part and the multipart framing around the PDFs.
   const multipartLimit = config.maxPdfBytes + 1024 * 1024;
-  registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
+  const uploads = registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
   // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
   const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
-  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF.
+  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF; an upload only
+  // where a route takes one (anywhere else it is refused unread, 415).
+  const multipartLimitAt = (url: string, method: string) => (uploads.accepts(method, url) ? multipartLimit : JSON_BODY_LIMIT);
   registerBodyGuard(app, {
-    limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
+    limitOf: (type, url, method) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimitAt(url, method) : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
   });
 
   // Synchronous, as are the other onSend hooks: the answer is then written within reply.send(), before
