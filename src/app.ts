@@ -23,6 +23,7 @@ import { errorBody, toAppError } from './http/errors.js';
 import { AppError } from './errors.js';
 import { registerMultipart } from './http/multipart.js';
 import { registerBodyGuard } from './http/body-guard.js';
+import { registerTextGuard } from './http/text-guard.js';
 import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
@@ -100,6 +101,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   // Room for the payload part and the multipart framing around the PDFs.
   const multipartLimit = config.maxPdfBytes + 1024 * 1024;
   const uploads = registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
+  registerTextGuard(app);
   // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
   const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
   // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF; an upload only

@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { sha256Hex } from '../lib/crypto.js';
 import { collectGarbage } from '../lib/gc.js';
 import { AppError } from '../errors.js';
+import { refuseNul } from './text-guard.js';
 
 export type UploadedFile = {
   field: string;
@@ -305,6 +306,7 @@ export function readUpload<T>(
   } catch {
     throw new AppError('INVALID_JSON', 'The payload part is not valid JSON');
   }
+  refuseNul(json, 'payload');
   const parsed = opts.schema.safeParse(json);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: ['payload', ...i.path.map(String)].join('.'), message: i.message }));
