@@ -9,7 +9,6 @@ import { after, before, describe, test } from 'node:test';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { auditLog, engineEvents } from '../src/db/schema/index.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
-import { startDocumensoStandin } from './fixtures/documenso-standin.js';
 import type { TestSmtpServer } from './fixtures/smtp.js';
 import {
   assertError,
@@ -166,7 +165,8 @@ describe('reissuing a signing link', () => {
 
 describe('with the documenso engine', () => {
   test('400 NOT_SUPPORTED_BY_ENGINE: Documenso keeps the links itself', async () => {
-    const standin = await startDocumensoStandin();
+    // Imported here: the stand-in brings Documenso's SDK, which no other test of this file needs.
+    const standin = await (await import('./fixtures/documenso-standin.js')).startDocumensoStandin();
     const d = await createTestApp({ env: { SIGNING_ENGINE: 'documenso', DOCUMENSO_URL: standin.url, DOCUMENSO_API_KEY: standin.apiKey, DOCUMENSO_WEBHOOK_SECRET: 'documenso-secret' } });
     try {
       const env = await createEnvelope(d, { title: 'Remote', recipients: [person('remote')] });
