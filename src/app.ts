@@ -23,6 +23,7 @@ import { errorBody, toAppError } from './http/errors.js';
 import { AppError } from './errors.js';
 import { registerMultipart } from './http/multipart.js';
 import { registerBodyGuard } from './http/body-guard.js';
+import { registerTextGuard } from './http/text-guard.js';
 import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
@@ -99,12 +100,15 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   // Room for the payload part and the multipart framing around the PDFs.
   const multipartLimit = config.maxPdfBytes + 1024 * 1024;
-  registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
+  const uploads = registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
+  registerTextGuard(app);
   // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
   const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
-  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF.
+  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF; an upload only
+  // where a route takes one (anywhere else it is refused unread, 415).
+  const multipartLimitAt = (url: string, method: string) => (uploads.accepts(method, url) ? multipartLimit : JSON_BODY_LIMIT);
   registerBodyGuard(app, {
-    limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
+    limitOf: (type, url, method) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimitAt(url, method) : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
   });
 
   // Synchronous, as are the other onSend hooks: the answer is then written within reply.send(), before
@@ -204,7 +208,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(authRoutes({ auth: c.auth }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
-    envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));

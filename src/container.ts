@@ -56,6 +56,7 @@ import { createEnvelopeSync } from './modules/envelopes/envelope-sync.js';
 import { distributeJob, envelopePeriodicTasks } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
+import { createRecipientLinks } from './modules/envelopes/recipient-links.js';
 import { createSigningService } from './modules/signing/signing.service.js';
 import { deleteDocumentJob, templateBlobOwner } from './modules/templates/templates.jobs.js';
 import { createTemplatesRepo } from './modules/templates/templates.repo.js';
@@ -360,6 +361,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, lockAndSync: sync.lockAndSync, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
+    recipientLinks: createRecipientLinks({ repo: envelopesRepo, engine, audit }),
     templates,
     refunds,
     webhooks,

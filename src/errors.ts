@@ -35,13 +35,13 @@ export const ERROR_CODES = {
   X402_NOT_CONFIGURED: [400, 'A payment header was sent but this server does not accept x402 payments (X402_* unset).'],
   // Request shape
   INVALID_JSON: [400, 'The body (or the multipart payload part) is not valid JSON.'],
-  VALIDATION_ERROR: [400, 'A field failed validation; details names the field path.'],
+  VALIDATION_ERROR: [400, 'A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).'],
   MISSING_PDF: [400, 'The multipart body lacks the pdf part.'],
   MISSING_FILE: [400, 'The upload lacks the file part: a template, or a document to verify (400, like MISSING_PDF).'],
   MISSING_PAYLOAD: [400, 'The multipart body lacks the payload part.'],
   INVALID_PDF: [400, 'The file is not a PDF, is damaged beyond repair, or is encrypted.'],
   OUT_OF_SCOPE_V1: [400, 'More than 10 signers or more than 10 documents in one envelope.'],
-  UNSUPPORTED_MEDIA_TYPE: [415, 'The Content-Type is not one this route accepts.'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.'],
   PAYLOAD_TOO_LARGE: [413, 'The request body exceeds the limit (1 MiB for JSON).'],
   PDF_TOO_LARGE: [413, 'The PDF exceeds MAX_PDF_BYTES.'],
   MCP_BATCH_TOO_LARGE: [400, 'A JSON-RPC batch on POST /mcp holds more messages than maxBatch (10); send the calls in several requests.'],
@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   DELETE_FAILED: [502, 'The signing engine refused the field delete.'],
   SEND_FAILED: [502, 'The send failed at the signing engine.'],
   ENVELOPE_NOT_DRAFT: [409, 'Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.'],
+  NOT_SUPPORTED_BY_ENGINE: [400, "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself)."],
   // Recipient signing (/sign/{token})
   SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
   NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
