@@ -35,6 +35,9 @@ const ZEnv = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
   DATABASE_POOL_SIZE: int(1, 500).default(10),
+  DATABASE_ACQUIRE_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   EMBEDDED_DB: optional(z.enum(['pglite', 'postgres'])).default('pglite'),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
@@ -128,6 +131,8 @@ export type Config = Readonly<{
   dataDir: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** PostgreSQL's bounds on waiting: for a pool connection, on one statement, on an idle open transaction (0: none). */
+  databaseTimeouts: Readonly<{ acquireMs: number; statementMs: number; idleInTransactionMs: number }>;
   /** The store without DATABASE_URL: PGlite in DATA_DIR/pglite, or a PostgreSQL server of our own in DATA_DIR/pg. */
   embeddedDb: 'pglite' | 'postgres';
   opsToken: string;
@@ -343,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseTimeouts: Object.freeze({ acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS, statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS }),
     embeddedDb: e.EMBEDDED_DB,
     opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
     jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),

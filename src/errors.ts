@@ -107,7 +107,7 @@ export const ERROR_CODES = {
   IDENTITY_PROVIDER_UNAVAILABLE: [503, 'The identity provider (Stripe) errored; nothing was charged or stored; retry with the same Idempotency-Key.'],
   CARD_PROVIDER_UNAVAILABLE: [503, 'The card payment provider (Stripe Checkout) errored while starting a top-up; nothing was charged; try again later.'],
   RELAYSTATION_UNAVAILABLE: [503, 'The billing facilitator errored; retry with backoff and the same Idempotency-Key.'],
-  SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable, shutting down).'],
+  SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.'],
   MCP_DISABLED: [503, 'The MCP endpoint is switched off on this server (MCP_ENABLED=false); use the REST API.'],
   INTERNAL_ERROR: [500, 'An unexpected error; logged with the request id.'],
 } as const satisfies Record<string, readonly [number, string]>;
