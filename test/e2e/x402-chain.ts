@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -51,7 +52,7 @@ function compile(): { token: Compiled; multicall: Compiled } {
   return { token: pick('TestUsd'), multicall: pick('TryAggregate') };
 }
 
-export type FacilitatorMode = 'normal' | 'down' | 'refuse-settle' | 'broke-settle' | 'slow-settle' | 'delay-settle' | 'pending-settle' | 'hang-settle' | 'repeat-settle';
+export type FacilitatorMode = 'normal' | 'down' | 'refuse-settle' | 'broke-settle' | 'slow-settle' | 'delay-settle' | 'pending-settle' | 'revert-settle' | 'hang-settle' | 'repeat-settle';
 
 /** How long `delay-settle` waits before it settles: about the receipt time of a real L2. */
 export const SETTLE_DELAY_MS = 1500;
@@ -69,6 +70,7 @@ export type Chain = {
    * delay-settle (waits SETTLE_DELAY_MS, then settles and answers);
    * pending-settle (the transfer lands, the answer is `settlement_pending` with its hash, as @x402/evm
    * answers when its receipt wait fails; the same answer again for the same authorization);
+   * revert-settle (nothing lands; the answer is a failure naming a transaction, as for one that reverted);
    * hang-settle (the transfer lands, no answer ever comes);
    * repeat-settle (settles nothing and answers success with the hash of the last settle, as a
    * facilitator that is idempotent on settle, or lies, would).
@@ -141,6 +143,7 @@ export async function startChain(): Promise<Chain> {
           res.once('close', () => inFlight--);
           if (mode === 'refuse-settle') return send(200, { success: false, errorReason: 'transaction_failed', transaction: '', network: NETWORK });
           if (mode === 'broke-settle') return send(200, { success: false, errorReason: 'invalid_exact_evm_insufficient_balance', transaction: '', network: NETWORK });
+          if (mode === 'revert-settle') return send(200, { success: false, errorReason: 'invalid_transaction_state', transaction: `0x${randomBytes(32).toString('hex')}`, network: NETWORK });
           if (mode === 'repeat-settle') return send(200, { success: true, transaction: lastTransaction, network: NETWORK, payer: paymentPayload.payload.authorization.from });
           if (mode === 'delay-settle') await sleep(SETTLE_DELAY_MS);
           const nonce: string = paymentPayload.payload.authorization.nonce;
