@@ -9,13 +9,11 @@ export type Reservation = { scope: IdempotencyScope; leaseToken: string };
 export type ReserveOutcome = { kind: 'proceed'; reservation: Reservation } | { kind: 'replay'; row: IdempotencyRow };
 
 /**
- * A payment that settles before the call's work (x402). Whoever accepted the payment (the auth resolver
- * for REST, the MCP endpoint for a tools/call) builds it. No step runs inside a transaction but `commit`:
- * the facilitator is a remote call (DESIGN §4.17).
+ * A payment that settles before the call's work (x402). Whoever accepted the payment (the x402 gate for
+ * REST, the MCP endpoint for a tools/call) had the facilitator verify it before any work, and builds
+ * this. No step runs inside a transaction but `commit`: the facilitator is a remote call (DESIGN §4.17).
  */
 export interface PaymentGate {
-  /** Before any work: the facilitator checks the payment. Throws the refusal (402/401) or 503. */
-  verify(): Promise<void>;
   /**
    * Before the work's transaction, with none open: the settlement written down as pending, settled, its
    * outcome recorded. Throws the refusal (402), or 503 when the outcome is unknown (nothing was done);
@@ -74,8 +72,8 @@ export function createIdempotency(opts: Options) {
 
   /**
    * Runs a state change in one transaction: the side effect, the charge, the audit row and (under a
-   * reservation) the stored answer commit together or not at all. A paid call's payment is verified
-   * first and settled before the transaction opens (no remote call inside one, DESIGN §4.17): a refused or
+   * reservation) the stored answer commit together or not at all. A paid call's payment (verified before
+   * any work) is settled before the transaction opens (no remote call inside one, DESIGN §4.17): a refused or
    * unknown settle ends the call with nothing done, and a call that fails after its settle is refunded.
    */
   async function commit<T>(
@@ -83,11 +81,7 @@ export function createIdempotency(opts: Options) {
     work: (tx: Tx) => Promise<{ value: T; response: StoredResponse }>,
   ): Promise<{ value: T; response: StoredResponse; receipt: Record<string, string> }> {
     const { reservation, payment } = call;
-    let receipt: Record<string, string> = {};
-    if (payment) {
-      await payment.verify();
-      receipt = await payment.settle();
-    }
+    let receipt = payment ? await payment.settle() : {};
     let done: { value: T; response: StoredResponse };
     try {
       done = await db.transaction(async (tx) => {

@@ -47,7 +47,10 @@ export function mcpRoutes(deps: McpRouteDeps) {
     async function authorize(request: FastifyRequest, calls: string[]): Promise<{ ctx: RequestContext | undefined; payment?: PaymentGate }> {
       const actor = request.actor;
       const only = calls.length === 1 ? deps.endpoint.tool(calls[0]) : undefined;
-      if (!actor) {
+      const base = { requestId: request.id, ip: request.ip, testModeHeader: testModeRequested(request) };
+      if (actor) return { ctx: { actor, ...base } };
+      const paying = deps.pricing.paying(request);
+      if (!paying) {
         if (deps.pricing.enabled && calls.length === 0) return { ctx: undefined };
         if (only && paidByX402(only)) {
           const offer = await deps.pricing.required(request, pricedCall(only));
@@ -55,15 +58,15 @@ export function mcpRoutes(deps: McpRouteDeps) {
         }
         throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>' + (deps.pricing.enabled ? ', or pay one billable or mutating tools/call per request with x402' : ''));
       }
-      const base = { requestId: request.id, ip: request.ip, testModeHeader: testModeRequested(request) };
-      // Discovery, or a tool the SDK will answer as unknown: nothing to pay for.
-      if (actor.via !== 'x402' || calls.length === 0 || (calls.length === 1 && !only)) return { ctx: { actor, ...base } };
+      // Discovery, or a tool the SDK will answer as unknown: nothing to pay for, nobody to be.
+      if (calls.length === 0 || (calls.length === 1 && !only)) return { ctx: undefined };
       if (calls.length > 1) throw new AppError('X402_NOT_APPLICABLE', 'One x402 payment pays one tools/call: send each paid tools/call in its own request');
       if (!paidByX402(only!)) {
         throw new AppError('X402_NOT_APPLICABLE', `${only!.name} only reads: x402 pays for billable and mutating tools; reads take an API key or a wallet JWT`);
       }
-      const bound = deps.pricing.bind(request, pricedCall(only!))!;
-      return { ctx: { actor: { ...actor, payment: bound.paid }, ...base }, payment: bound.gate };
+      // Verified (and its payer made a customer) before the tool runs anything.
+      const bound = await deps.pricing.bind(request, pricedCall(only!));
+      return { ctx: { actor: bound.actor, ...base }, payment: bound.gate };
     }
 
     app.post('/mcp', {

@@ -38,7 +38,8 @@ type Deps = {
 /** What a paid call is: its price and where it lives (the resource the payer signs for). */
 export type PaidResource = { priceMicros: bigint; url: string; description: string; adapter: HTTPAdapter };
 
-export type PaymentContext = PaidResource & { payload: PaymentPayload; customerId: string; payer: string; requestId: string };
+/** A payment the facilitator verified for a resource (its matching terms), bound to its payer's customer. */
+export type PaymentContext = PaidResource & { payload: PaymentPayload; requirements: PaymentRequirements; customerId: string; payer: string; requestId: string };
 
 /**
  * A settlement older than this is no longer its call's: that call answered, or its process died. The
@@ -106,14 +107,15 @@ export function createX402Service(deps: Deps) {
   }
 
   /** A refusal by the facilitator, in SPEC.md's terms. */
-  async function refusal(ctx: PaymentContext, requirements: PaymentRequirements[], reason: string | undefined, message: string | undefined): Promise<AppError> {
+  async function refusal(ctx: PaidResource & { customerId?: string }, requirements: PaymentRequirements[], reason: string | undefined, message: string | undefined): Promise<AppError> {
     const why = reason ?? 'payment_invalid';
     const headers = await paymentRequiredHeader(ctx, requirements, why).catch(() => ({}) as Record<string, string>);
     if (/signature/.test(why) && !/parse/.test(why)) {
       return new AppError('INVALID_SIGNATURE', 'The payment authorization was not signed by the address it claims to come from', { reason: why }, headers);
     }
     if (/insufficient/.test(why)) {
-      const balance = await deps.billing.balanceOf(ctx.customerId);
+      // The payer's prepaid balance, which could pay instead (none before its first payment made its customer).
+      const balance = ctx.customerId ? await deps.billing.balanceOf(ctx.customerId) : 0n;
       return new AppError(
         'INSUFFICIENT_BALANCE',
         `The paying wallet holds less than USD ${formatUsd(ctx.priceMicros)} of the asset; fund it on-chain and sign a new payment`,
@@ -214,10 +216,32 @@ export function createX402Service(deps: Deps) {
       return new AppError('PAYMENT_REQUIRED', `This call costs USD ${formatUsd(resource.priceMicros)}: pay it with x402 (PAYMENT-SIGNATURE header) or use an API key`, priceBody(resource.priceMicros), headers);
     },
 
-    /** The payment of one call: what the billing charge describes, and the gate the commit settles and counts. */
+    /**
+     * The facilitator's verify of a payment for this resource, before anything is done for its payer
+     * (DESIGN §4.20): answers our terms it matches, or throws the refusal (402, 401) or 503.
+     */
+    async verify(ctx: PaidResource & { payload: PaymentPayload }): Promise<PaymentRequirements> {
+      const requirements = await requirementsFor(ctx);
+      const s = await server();
+      // No match means the payer signed for something else (amount, receiver, asset, network): the
+      // facilitator's verify against our terms names which.
+      const candidate = s.findMatchingRequirements(requirements, ctx.payload) ?? requirements[0];
+      let result;
+      try {
+        result = await s.verifyPayment(ctx.payload, candidate);
+      } catch (err) {
+        const e = err as { name?: string; invalidReason?: string; invalidMessage?: string };
+        if (e.name === 'VerifyError' && e.invalidReason) throw await refusal(ctx, requirements, e.invalidReason, e.invalidMessage);
+        throw unavailable(err);
+      }
+      if (!result.isValid) throw await refusal(ctx, requirements, result.invalidReason, result.invalidMessage);
+      if (!s.findMatchingRequirements(requirements, ctx.payload)) throw await refusal(ctx, requirements, 'no_matching_requirements', 'the payment does not match the price, receiver, asset or network of this call');
+      return candidate;
+    },
+
+    /** The payment of one call, once verified: what the billing charge describes, and the gate the commit settles and counts. */
     paymentFor(ctx: PaymentContext): { paid: PaidCall; gate: PaymentGate } {
       let bought: Parameters<PaidCall['describe']>[0] | undefined;
-      let matched: PaymentRequirements | undefined;
       /** This call's settlement once the facilitator confirmed it (`settled`). */
       let settled: SettlementRow | undefined;
       let receipt: SettleResponse | undefined;
@@ -249,30 +273,8 @@ export function createX402Service(deps: Deps) {
       }
 
       const gate: PaymentGate = {
-        async verify(): Promise<void> {
-          // Once is enough: the gate may be verified before the call's work and again by its commit.
-          if (matched) return;
-          const requirements = await requirementsFor(ctx);
-          const s = await server();
-          // No match means the payer signed for something else (amount, receiver, asset, network): the
-          // facilitator's verify against our terms names which.
-          const candidate = s.findMatchingRequirements(requirements, ctx.payload) ?? requirements[0];
-          let result;
-          try {
-            result = await s.verifyPayment(ctx.payload, candidate);
-          } catch (err) {
-            const e = err as { name?: string; invalidReason?: string; invalidMessage?: string };
-            if (e.name === 'VerifyError' && e.invalidReason) throw await refusal(ctx, requirements, e.invalidReason, e.invalidMessage);
-            throw unavailable(err);
-          }
-          if (!result.isValid) throw await refusal(ctx, requirements, result.invalidReason, result.invalidMessage);
-          if (!s.findMatchingRequirements(requirements, ctx.payload)) throw await refusal(ctx, requirements, 'no_matching_requirements', 'the payment does not match the price, receiver, asset or network of this call');
-          matched = candidate;
-        },
-
         async settle(): Promise<Record<string, string>> {
-          if (!matched) throw new Error('x402: settle before verify');
-          const requirements = matched;
+          const { requirements } = ctx;
           const s = await server();
           // The intent first, committed on its own: from here a crash at any line leaves a row the sweep resolves.
           const pending = await deps.repo.insertPending(deps.db, {

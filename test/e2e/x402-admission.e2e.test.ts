@@ -1,0 +1,89 @@
+/**
+ * What an x402 payment gets before it is paid, and what it pays for, on a real local chain: the
+ * facilitator verifies it before anything is done for its payer; the price is what the call costs; the
+ * payment is for this call only.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
+import { eq } from 'drizzle-orm';
+import { auditLog, customers } from '../../src/db/schema/index.js';
+import { createTestApp, type TestApp } from '../harness.js';
+import { envelopeBody, multipart, newKey, samplePdf, sigField, signer } from '../fixtures/envelopes.js';
+import { startChain, type Chain } from './x402-chain.js';
+import { x402Env, x402Payers } from './x402-payer.js';
+
+let chain: Chain;
+let payers: ReturnType<typeof x402Payers>;
+let t: TestApp;
+let base: string;
+
+before(async () => {
+  chain = await startChain();
+  payers = x402Payers(chain);
+  t = await createTestApp({ env: x402Env(chain) });
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+});
+after(async () => {
+  await t?.close();
+  await chain?.close();
+});
+
+type Body = { body: Buffer; contentType: string };
+const post = (url: string, mp: Body, headers: Record<string, string> = {}, at = base) =>
+  fetch(`${at}${url}`, { method: 'POST', headers: { 'content-type': mp.contentType, 'idempotency-key': newKey(), ...headers }, body: new Uint8Array(mp.body) });
+
+async function offer(url: string, mp: Body): Promise<PaymentRequired> {
+  const res = await post(url, mp);
+  assert.equal(res.status, 402, await res.text());
+  return decodePaymentRequiredHeader(res.headers.get('payment-required')!);
+}
+
+const createBody = async (payload: Record<string, unknown> = {}) => envelopeBody([await samplePdf()], { title: 'Paid', recipients: [signer(1)], fields: [sigField(signer(1).email)], ...payload });
+/** An upload that is no PDF: parsing it would answer 400 INVALID_PDF. */
+const notAPdf = () => multipart([{ name: 'pdf', value: Buffer.from('not a pdf at all'), filename: 'x.pdf', contentType: 'application/pdf' }, { name: 'payload', value: JSON.stringify({ title: 'Junk', recipients: [signer(1)], fields: [sigField(signer(1).email)] }) }]);
+
+const customerOf = async (address: string) => (await t.container.db.select().from(customers).where(eq(customers.walletAddress, address.toLowerCase())))[0];
+
+describe('verified before any work', () => {
+  test('an authorization from an empty wallet: 402 before the upload is parsed; no customer, no audit row', async () => {
+    const required = await offer('/v1/envelopes', await createBody());
+    const empty = await payers.funded(0n);
+    const signUps = async () => (await t.container.db.select().from(auditLog).where(eq(auditLog.action, 'x402.sign_up'))).length;
+    const before = await signUps();
+    const res = await post('/v1/envelopes', notAPdf(), { 'payment-signature': await payers.sign(empty, required) });
+    const body = await res.json();
+    assert.equal(res.status, 402, JSON.stringify(body));
+    assert.equal(body.code, 'INSUFFICIENT_BALANCE');
+    assert.equal(await customerOf(empty.address), undefined, 'no customer for a payment that did not verify');
+    assert.equal(await signUps(), before);
+  });
+
+  test('the wallet customer is made once a payment verified: the upload is then parsed (400 INVALID_PDF, nothing charged)', async () => {
+    const required = await offer('/v1/envelopes', await createBody());
+    const payer = await payers.funded();
+    const res = await post('/v1/envelopes', notAPdf(), { 'payment-signature': await payers.sign(payer, required) });
+    assert.equal(res.status, 400, await res.clone().text());
+    assert.equal((await res.json()).code, 'INVALID_PDF');
+    assert.ok(await customerOf(payer.address));
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n, 'refused before the settle');
+  });
+
+  test('until verified, x402 callers count against their IP\'s rate limit, not a fresh one per wallet', async () => {
+    const limited = await createTestApp({ env: x402Env(chain, { RATE_LIMIT_MAX: '3' }) });
+    try {
+      const at = await limited.app.listen({ port: 0, host: '127.0.0.1' });
+      // The same terms as this app's (same PUBLIC_URL and chain), asked of the app without the limit.
+      const required = await offer('/v1/envelopes', await createBody());
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const wallet = await payers.funded(0n);
+        statuses.push((await post('/v1/envelopes', notAPdf(), { 'payment-signature': await payers.sign(wallet, required) }, at)).status);
+      }
+      assert.deepEqual(statuses, [402, 402, 402, 429, 429, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});
