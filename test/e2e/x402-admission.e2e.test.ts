@@ -11,6 +11,7 @@ import { eq } from 'drizzle-orm';
 import { auditLog, customers } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp } from '../harness.js';
 import { envelopeBody, multipart, newKey, samplePdf, sigField, signer } from '../fixtures/envelopes.js';
+import { signIn } from '../fixtures/wallet.js';
 import { startChain, type Chain } from './x402-chain.js';
 import { x402Env, x402Payers } from './x402-payer.js';
 
@@ -85,5 +86,60 @@ describe('verified before any work', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('a call costs what it does: a draft is not charged the price of a send', () => {
+  const MIN = '1000'; // X402_MIN_PRICE: USD 0.001
+  const json = (body: unknown): Body => ({ body: Buffer.from(JSON.stringify(body)), contentType: 'application/json' });
+
+  test('POST /v1/envelopes with draft: true asks X402_MIN_PRICE, and that is all that moves; without it, the create price', async () => {
+    assert.equal((await offer('/v1/envelopes', await createBody())).accepts[0].amount, '100000');
+    const draft = await createBody({ draft: true });
+    const required = await offer('/v1/envelopes', draft);
+    assert.equal(required.accepts[0].amount, MIN);
+    const payer = await payers.funded();
+    const res = await post('/v1/envelopes', draft, { 'payment-signature': await payers.sign(payer, required) });
+    assert.equal(res.status, 201, await res.clone().text());
+    assert.equal((await res.json()).status, 'DRAFT');
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n - 1000n);
+  });
+
+  test('from-template (both routes) with sendImmediately: false asks X402_MIN_PRICE; a draft is what it makes', async () => {
+    const payer = await payers.funded();
+    // The payer's own template, made with its wallet JWT (free).
+    const { token } = await signIn(t, payer);
+    const made = await post('/v1/templates', multipart([{ name: 'file', value: await samplePdf(), filename: 't.pdf' }, { name: 'payload', value: JSON.stringify({ title: 'T', recipients: [signer(1)], fields: [sigField(signer(1).email)] }) }]), { authorization: `Bearer ${token}` });
+    assert.equal(made.status, 201, await made.clone().text());
+    const { templateId } = await made.json();
+    const mapping = { recipients: [{ id: 1, email: 'person@example.com', name: 'Person' }] };
+    assert.equal((await offer(`/v1/templates/${templateId}/from-template`, json(mapping))).accepts[0].amount, '100000');
+    for (const [url, body] of [
+      [`/v1/templates/${templateId}/from-template`, { ...mapping, sendImmediately: false }],
+      ['/v1/envelopes/from-template', { templateId, ...mapping, sendImmediately: false }],
+    ] as const) {
+      const required = await offer(url, json(body));
+      assert.equal(required.accepts[0].amount, MIN, url);
+      const res = await post(url, json(body), { 'payment-signature': await payers.sign(payer, required) });
+      assert.equal(res.status, 201, await res.clone().text());
+      assert.equal((await res.json()).status, 'DRAFT');
+    }
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n - 2000n);
+  });
+
+  test('MCP create_envelope_from_template with sendImmediately: false asks X402_MIN_PRICE', async () => {
+    const call = (sendImmediately: boolean) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'create_envelope_from_template', arguments: { templateId: '00000000-0000-4000-8000-000000000000', recipients: [{ id: 1, email: 'p@example.com', name: 'P' }], sendImmediately, idempotencyKey: newKey() } },
+    });
+    const ask = async (sendImmediately: boolean) => {
+      const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(call(sendImmediately)) });
+      assert.equal(res.status, 402, await res.clone().text());
+      return decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts[0].amount;
+    };
+    assert.equal(await ask(true), '100000');
+    assert.equal(await ask(false), MIN);
   });
 });

@@ -33,6 +33,11 @@ export type ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.
   output: O;
   /** The REST price it charges (same operation, same amount); undefined for free tools. */
   price?: BillableOperation;
+  /**
+   * When the arguments decide what the call is charged as (a draft is not charged): that operation, or
+   * undefined for none (an x402 caller then pays X402_MIN_PRICE). Reads the arguments as sent, unchecked.
+   */
+  x402Price?(args: Record<string, unknown>): BillableOperation | undefined;
   /** Changes state (x402 pays X402_MIN_PRICE for an unpriced mutation; reads are refused to x402-only callers). */
   mutates: boolean;
   run(tc: ToolContext, args: z.infer<z.ZodObject<I>>): Promise<z.infer<z.ZodObject<O>>>;
