@@ -13,7 +13,7 @@ export const ERROR_CODES = {
   INVALID_WALLET_ADDRESS: [400, 'The wallet parameter is not 0x followed by 40 hex digits.'],
   MISSING_FIELDS: [400, 'The verify body lacks required fields.'],
   MISSING_AUTH: [401, 'No credentials on /v1/account/products.'],
-  X402_NOT_APPLICABLE: [400, 'x402 payment is not accepted on this route.'],
+  X402_NOT_APPLICABLE: [400, 'x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).'],
   WALLET_JWT_REQUIRED: [403, 'This route accepts only a wallet JWT.'],
   FORBIDDEN: [403, 'The credentials are valid but not allowed on this route.'],
   CONTRACT_WALLET_UNSUPPORTED: [400, 'The signature is not a 65-byte EOA signature: smart-contract wallets (EIP-1271, ERC-6492) need an RPC, which wallet sign-in does not use.'],

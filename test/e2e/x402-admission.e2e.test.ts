@@ -143,3 +143,21 @@ describe('a call costs what it does: a draft is not charged the price of a send'
     assert.equal(await ask(false), MIN);
   });
 });
+
+describe('x402 and X-Service-Test-Mode', () => {
+  test('a free test send needs an account: a payment with the header is refused (400 X402_NOT_APPLICABLE) before anything is paid, and no payment is offered for it (401)', async () => {
+    const mp = await createBody();
+    const anonymous = await post('/v1/envelopes', mp, { 'x-service-test-mode': 'true' });
+    assert.equal(anonymous.status, 401, await anonymous.clone().text());
+    assert.equal((await anonymous.json()).code, 'UNAUTHORIZED');
+    assert.equal(anonymous.headers.get('payment-required'), null);
+
+    const payer = await payers.funded();
+    const res = await post('/v1/envelopes', mp, { 'payment-signature': await payers.sign(payer, await offer('/v1/envelopes', mp)), 'x-service-test-mode': 'true' });
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.code, 'X402_NOT_APPLICABLE');
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n);
+    assert.equal(await customerOf(payer.address), undefined);
+  });
+});

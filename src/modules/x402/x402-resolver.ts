@@ -7,7 +7,7 @@ import type { Actor } from '../../context.js';
 import type { X402Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
-import type { PaymentResolver } from '../../http/auth.js';
+import { testModeRequested, type PaymentResolver } from '../../http/auth.js';
 import type { PaymentGate } from '../../http/idempotency.js';
 import type { BillableOperation } from '../../lib/prices.js';
 import type { AccountService } from '../account/account.service.js';
@@ -55,13 +55,16 @@ export function x402Resolver(deps: Deps): PaymentResolver {
     const x402 = deps.x402;
     const config = request.routeOptions.config;
     if (header === undefined) {
-      if (!x402 || !payable(request)) return undefined;
+      // A free test send needs an account (a test key): no payment is offered for one.
+      if (!x402 || !payable(request) || testModeRequested(request)) return undefined;
       // Priced by the body or by the handler: the 402, and its price, wait for the body.
       if (config.x402Price || config.pricedBy === 'handler') return 'deferred';
       throw await x402.service.paymentRequired(resourceOf(request, x402.service, deps.publicUrl));
     }
     if (!payable(request)) throw new AppError('X402_NOT_APPLICABLE', 'x402 pays for mutating calls only; read routes and /v1/account/* take an API key or a wallet JWT');
     if (!x402) throw new AppError('X402_NOT_CONFIGURED', 'This server does not accept x402 payments; authenticate with Authorization: Bearer <API key or wallet JWT>');
+    // SPEC.md makes a test send free, which a payment cannot be: refused before anything is paid.
+    if (testModeRequested(request)) throw new AppError('X402_NOT_APPLICABLE', 'X-Service-Test-Mode asks for a free test send, which needs an account (a test API key); x402 pays live calls only: drop the header to pay');
 
     let payload: PaymentPayload;
     try {
@@ -146,9 +149,10 @@ export function x402CallPricing(deps: Deps) {
   const x402 = deps.x402;
   return {
     enabled: x402 !== undefined,
-    /** The 402 PAYMENT_REQUIRED (with PAYMENT-REQUIRED) for this call; undefined when x402 is off. */
+    /** The 402 PAYMENT_REQUIRED (with PAYMENT-REQUIRED) for this call; undefined when x402 is off, or for a test send. */
     async required(request: FastifyRequest, call: PricedCall): Promise<AppError | undefined> {
-      return x402 && x402.service.paymentRequired(resourceOf(request, x402.service, deps.publicUrl, call));
+      if (!x402 || testModeRequested(request)) return undefined;
+      return x402.service.paymentRequired(resourceOf(request, x402.service, deps.publicUrl, call));
     },
     /** The request carries a payment (not yet verified). */
     paying: (request: FastifyRequest): boolean => request.x402Payer !== undefined,
