@@ -106,11 +106,13 @@ export function createIdempotency(opts: Options) {
 
   /**
    * A call that failed under a reservation: a 4xx is its answer and is stored for replay; a 5xx is not,
-   * and the reservation is dropped so a retry runs again. Never throws (the failure is what the caller answers).
+   * and the reservation is dropped so a retry runs again. Nor is a 402 that offers to pay for this same
+   * request (PAYMENT-REQUIRED): the paid retry an x402 client makes carries the same key. Never throws
+   * (the failure is what the caller answers).
    */
   async function settleFailure(reservation: Reservation, status: number, response: StoredResponse, log: { warn(obj: object, msg: string): void }): Promise<void> {
     try {
-      if (status >= 500) await repo.release(db, reservation.scope, reservation.leaseToken);
+      if (status >= 500 || response.headers['payment-required'] !== undefined) await repo.release(db, reservation.scope, reservation.leaseToken);
       else await repo.finish(db, reservation.scope, reservation.leaseToken, response);
     } catch (e) {
       log.warn({ err: (e as Error).message }, 'could not settle idempotency record');

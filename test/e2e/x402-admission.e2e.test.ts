@@ -161,3 +161,21 @@ describe('x402 and X-Service-Test-Mode', () => {
     assert.equal(await customerOf(payer.address), undefined);
   });
 });
+
+describe('an offer to pay is not a final answer', () => {
+  test("a wallet JWT's 402 INSUFFICIENT_BALANCE with PAYMENT-REQUIRED is not stored: the offer is paid under the same Idempotency-Key", async () => {
+    const wallet = await payers.funded();
+    const { token } = await signIn(t, wallet);
+    const mp = await createBody();
+    const key = newKey();
+    const refused = await post('/v1/envelopes', mp, { authorization: `Bearer ${token}`, 'idempotency-key': key });
+    assert.equal(refused.status, 402);
+    assert.equal((await refused.json()).code, 'INSUFFICIENT_BALANCE');
+    const required = decodePaymentRequiredHeader(refused.headers.get('payment-required')!);
+    const paid = await post('/v1/envelopes', mp, { 'idempotency-key': key, 'payment-signature': await payers.sign(wallet, required) });
+    assert.equal(paid.status, 201, await paid.clone().text());
+    assert.equal(paid.headers.get('idempotent-replayed'), null);
+    assert.ok(paid.headers.get('payment-response'));
+    assert.equal(await chain.balanceOf(wallet.address), 1_000_000n - 100_000n);
+  });
+});
