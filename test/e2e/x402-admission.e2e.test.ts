@@ -179,3 +179,29 @@ describe('an offer to pay is not a final answer', () => {
     assert.equal(await chain.balanceOf(wallet.address), 1_000_000n - 100_000n);
   });
 });
+
+describe('a payment pays the call it was signed for', () => {
+  test('a payment signed for POST /v1/envelopes does not pay a send of the same price: 402 PAYMENT_INVALID resource_mismatch, nothing moved', async () => {
+    const payer = await payers.funded();
+    const mp = await createBody();
+    const draftRequired = await offer('/v1/envelopes/draft', mp);
+    const draft = await post('/v1/envelopes/draft', mp, { 'payment-signature': await payers.sign(payer, draftRequired) });
+    assert.equal(draft.status, 201, await draft.clone().text());
+    const { envelopeId } = await draft.json();
+    const before = await chain.balanceOf(payer.address);
+
+    const json: Body = { body: Buffer.from('{}'), contentType: 'application/json' };
+    const forCreate = await payers.sign(payer, await offer('/v1/envelopes', mp));
+    const res = await post(`/v1/envelopes/${envelopeId}/send`, json, { 'payment-signature': forCreate });
+    const body = await res.json();
+    assert.equal(res.status, 402, JSON.stringify(body));
+    assert.equal(body.code, 'PAYMENT_INVALID');
+    assert.equal(body.reason, 'resource_mismatch');
+    assert.equal(await chain.balanceOf(payer.address), before);
+
+    const forSend = await payers.sign(payer, await offer(`/v1/envelopes/${envelopeId}/send`, json));
+    const sent = await post(`/v1/envelopes/${envelopeId}/send`, json, { 'payment-signature': forSend });
+    assert.equal(sent.status, 200, await sent.clone().text());
+    assert.equal(await chain.balanceOf(payer.address), before - 100_000n);
+  });
+});

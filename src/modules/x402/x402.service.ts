@@ -222,6 +222,12 @@ export function createX402Service(deps: Deps) {
      */
     async verify(ctx: PaidResource & { payload: PaymentPayload }): Promise<PaymentRequirements> {
       const requirements = await requirementsFor(ctx);
+      // A payment pays the call it was signed for, not another of the same price (the resource is echoed
+      // from our 402 by the client; the signature does not cover it, so this binds honest clients' payments).
+      const signedFor = ctx.payload.resource;
+      if (signedFor?.url !== ctx.url || signedFor.description !== ctx.description) {
+        throw await refusal(ctx, requirements, 'resource_mismatch', `the payment was signed for ${signedFor ? `${signedFor.description} at ${signedFor.url}` : 'no resource'}, not ${ctx.description} at ${ctx.url}`);
+      }
       const s = await server();
       // No match means the payer signed for something else (amount, receiver, asset, network): the
       // facilitator's verify against our terms names which.
