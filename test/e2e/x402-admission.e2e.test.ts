@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { x402Client } from '@x402/fetch';
 import { eq } from 'drizzle-orm';
 import { auditLog, customers } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp } from '../harness.js';
@@ -204,4 +206,28 @@ describe('a payment pays the call it was signed for', () => {
     assert.equal(sent.status, 200, await sent.clone().text());
     assert.equal(await chain.balanceOf(payer.address), before - 100_000n);
   });
+});
+
+describe('a payment in another asset or on another network', () => {
+  for (const [what, tamper] of [
+    ['another asset', (r: PaymentRequired['accepts'][number]) => ({ ...r, asset: '0x1111111111111111111111111111111111111111' })],
+    ['another network', (r: PaymentRequired['accepts'][number]) => ({ ...r, network: 'eip155:1' as const })],
+  ] as const) {
+    test(`${what}: 402 PAYMENT_INVALID (not 401 INVALID_SIGNATURE: its signature is good, for other terms), nothing moved`, async () => {
+      const mp = await createBody();
+      const required = await offer('/v1/envelopes', mp);
+      const accepts = [tamper(required.accepts[0])];
+      const payer = await payers.funded();
+      // A client that may pay in those terms (the test's own spend controls allow only the test token).
+      const client = x402Client.fromConfig({ schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(payer) }], spendControls: { allowedAssets: [{ network: accepts[0].network, asset: accepts[0].asset }] } });
+      const header = encodePaymentSignatureHeader(await client.createPaymentPayload({ ...required, accepts }));
+      const res = await post('/v1/envelopes', mp, { 'payment-signature': header });
+      const body = await res.json();
+      assert.equal(res.status, 402, JSON.stringify(body));
+      assert.equal(body.code, 'PAYMENT_INVALID');
+      assert.equal(body.reason, what === 'another asset' ? 'asset_mismatch' : 'network_mismatch');
+      assert.deepEqual([body.network, body.asset], [required.accepts[0].network, required.accepts[0].asset], 'with the terms this server takes');
+      assert.equal(await chain.balanceOf(payer.address), 1_000_000n);
+    });
+  }
 });

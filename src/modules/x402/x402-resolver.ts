@@ -198,6 +198,14 @@ export async function claimedPayer(payload: PaymentPayload, config: X402Config):
   if (typeof from !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(from) || typeof inner?.signature !== 'string') {
     throw new AppError('PAYMENT_INVALID', 'The payment is not an EIP-3009 authorization (exact scheme on EVM)', { reason: 'invalid_payload' });
   }
+  // Signed for another token or chain, the authorization cannot recover its payer against ours: that is
+  // a payment in the wrong terms, not a forged one (SPEC.md keeps INVALID_SIGNATURE for the latter).
+  const accepted = payload.accepted as Partial<PaymentPayload['accepted']> | undefined;
+  const terms = { network: config.network, asset: config.asset };
+  if (accepted?.network !== config.network) throw new AppError('PAYMENT_INVALID', `The payment is for network ${String(accepted?.network)}; this server takes ${config.network}`, { reason: 'network_mismatch', ...terms });
+  if (typeof accepted.asset !== 'string' || accepted.asset.toLowerCase() !== config.asset.toLowerCase()) {
+    throw new AppError('PAYMENT_INVALID', `The payment is in asset ${String(accepted.asset)}; this server takes ${config.asset} on ${config.network}`, { reason: 'asset_mismatch', ...terms });
+  }
   const chainId = /^eip155:(\d+)$/.exec(config.network)?.[1];
   let valid = false;
   try {
