@@ -7,7 +7,7 @@ import type { BillableOperation } from '../../lib/prices.js';
  * What a tool's `run` gets: who calls (the same RequestContext REST builds), the database for reads,
  * and `mutate`, which runs a state change exactly as REST's commitMutation does: under the call's
  * `idempotencyKey` (reserved first; a replay returns the stored result without running `work`), in one
- * transaction with the charge and the audit row, and with an x402 payment settled just before commit.
+ * transaction with the charge and the audit row, and with an x402 payment settled just before it opens.
  * The key is reserved before `run` starts, so a replay runs nothing of the tool (no planning, no balance
  * check). A mutating tool returns what its `mutate` returns (shape the answer inside the work, as REST's
  * commitMutation does): that value is what the key stores and every replay answers. One mutate per call.
