@@ -96,6 +96,14 @@ async function openEmbeddedPostgres(dataDir: string, poolSize: number, timeouts:
   };
 }
 
+/** The SQLSTATE of a failed query, as node-postgres or PGlite report it (drizzle wraps it in its own error's `cause`). */
+export function pgErrorCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string') return e.code;
+  }
+  return undefined;
+}
+
 /** Rows of a raw `db.execute(sql…)`; node-postgres and PGlite both answer with `rows`. */
 export function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { pgErrorCode } from '../db/client.js';
 import { AppError } from '../errors.js';
 
 /** Body of an error reply. The request id rides along so a caller can quote it to an operator. */
@@ -25,8 +26,10 @@ function validationDetails(err: FastifyError): { path: string; message: string }
  * The request may succeed when retried. Drizzle wraps a failed query's error in its own (`cause`).
  */
 function databaseGaveUp(err: unknown): boolean {
-  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
-    if (e.code === '57014' || e.code === '25P03' || e.message === 'timeout exceeded when trying to connect') return true;
+  const code = pgErrorCode(err);
+  if (code === '57014' || code === '25P03') return true;
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (e.message === 'timeout exceeded when trying to connect') return true;
   }
   return false;
 }

@@ -50,8 +50,7 @@ export function mcpRoutes(deps: McpRouteDeps) {
       const only = calls.length === 1 ? deps.endpoint.tool(calls[0].name) : undefined;
       const base = { requestId: request.id, ip: request.ip, testModeHeader: testModeRequested(request) };
       if (actor) return { ctx: { actor, ...base } };
-      const paying = deps.pricing.paying(request);
-      if (!paying) {
+      if (!deps.pricing.paying(request)) {
         if (deps.pricing.enabled && calls.length === 0) return { ctx: undefined };
         if (only && paidByX402(only)) {
           const offer = await deps.pricing.required(request, pricedCall(only, calls[0].args));

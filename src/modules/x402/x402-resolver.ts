@@ -142,8 +142,8 @@ export function registerX402Gate(app: FastifyInstance, deps: Deps): void {
 
 /**
  * x402 for a route priced by its handler (`pricedBy: 'handler'`; POST /mcp, whose price is the tool's):
- * the handler, once it has read the body, asks for the payment or binds the resolved one to the price,
- * with the same terms (requirements, verify, settle) as a route priced in its config.
+ * the handler, once it has read the body, asks for the payment or has the request's one verified for
+ * that price, with the same terms (requirements, verify, settle) as a route priced in its config.
  */
 export function x402CallPricing(deps: Deps) {
   const x402 = deps.x402;

@@ -3,7 +3,7 @@ import type { HTTPAdapter } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { PaidCall } from '../../context.js';
 import type { X402Config } from '../../config.js';
-import type { Db, Tx } from '../../db/client.js';
+import { pgErrorCode, type Db, type Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { formatUsd } from '../../lib/money.js';
 import { PRICES, type BillableOperation } from '../../lib/prices.js';
@@ -52,14 +52,7 @@ const EXPIRY_SLACK_MS = 60_000;
 const MAX_PENDING_MS = 24 * 3_600_000;
 /** The latest date PostgreSQL and JavaScript both hold comfortably (9999-12-31), in seconds. */
 const LAST_SECOND = 253_402_300_799;
-
-/** PostgreSQL's unique_violation, as node-postgres or PGlite report it (drizzle may wrap it). */
-function isUniqueViolation(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
-    if (e.code === '23505') return true;
-  }
-  return false;
-}
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * x402 v2 around one paid call, in the order the atomicity needs (DESIGN §4.17, §4.18): verify before the
@@ -319,7 +312,7 @@ export function createX402Service(deps: Deps) {
           try {
             settled = await deps.repo.resolvePending(deps.db, pending.id, { status: 'settled', txHash: result.transaction });
           } catch (err) {
-            if (!isUniqueViolation(err)) throw await unknownOutcome(pending, `settled but not recorded: ${String((err as Error)?.message ?? err).slice(0, 150)}`, result.transaction);
+            if (pgErrorCode(err) !== UNIQUE_VIOLATION) throw await unknownOutcome(pending, `settled but not recorded: ${String((err as Error)?.message ?? err).slice(0, 150)}`, result.transaction);
             deps.metrics.x402Settlement('refused');
             await alert(
               {
