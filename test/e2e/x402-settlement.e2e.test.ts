@@ -187,6 +187,25 @@ describe('a settle with no clear outcome, and the sweep', () => {
     assert.equal((await t.container.db.select().from(x402Refunds).where(eq(x402Refunds.settlementId, row.id))).length, 0);
   });
 
+  test('one authorization sent with two calls at once: the one whose settlement is written down first settles, the other is refused (402 authorization_already_used)', async () => {
+    const payer = await payers.funded();
+    const header = await payment(base, payer, 'Twice');
+    const [a, b] = await whileFacilitator('delay-settle', async () => {
+      const first = post(base, 'Twice', { 'payment-signature': header });
+      await untilSettling();
+      // Verified too (the nonce is still unused on-chain while the first settles), then refused.
+      const second = await post(base, 'Twice', { 'payment-signature': header });
+      return [await first, second];
+    });
+    assert.equal(a.status, 201);
+    const body = await b.json();
+    assert.equal(b.status, 402, JSON.stringify(body));
+    assert.equal(body.code, 'PAYMENT_INVALID');
+    assert.equal(body.reason, 'authorization_already_used');
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n - PRICE);
+    assert.deepEqual((await settlementsOf(payer)).map((s) => s.status), ['committed']);
+  });
+
   test('a settle answering a transaction already on record: the call is refused (402 PAYMENT_INVALID), nothing committed, an operator alerted', async () => {
     const first = await payers.funded();
     const paid = await post(base, 'First', { 'payment-signature': await payment(base, first, 'First') });
