@@ -17,7 +17,7 @@ import { redisRateLimitStore } from './http/rate-limit-store.js';
 import { closeRedis, openRedis } from './providers/redis/redis.js';
 import { apiKeyResolver } from './modules/account/api-key-resolver.js';
 import { walletJwtResolver } from './modules/auth/wallet-jwt-resolver.js';
-import { withPaymentOffer, x402Resolver } from './modules/x402/x402-resolver.js';
+import { registerX402Gate, withPaymentOffer, x402Resolver } from './modules/x402/x402-resolver.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { errorBody, toAppError } from './http/errors.js';
 import { AppError } from './errors.js';
@@ -153,11 +153,12 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   // REDIS_URL: the rate-limit and auth-failure counters are shared by every node; unset, each process counts alone.
   const redis = config.redisUrl ? await openRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: c.logger.child({ component: 'redis' }) }) : undefined;
   if (redis) app.addHook('onClose', () => closeRedis(redis));
+  const x402Http = { db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit };
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
       sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
       // Last: a bearer credential wins over a payment header.
-      x402Resolver({ db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit }),
+      x402Resolver(x402Http),
     ],
     opsToken: config.opsToken,
     s2sKey: config.s2sKey,
@@ -173,6 +174,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${ipBucket(request.ip)}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
   });
+  // A payment is verified (and its payer's customer made) before the Idempotency-Key is reserved under it.
+  registerX402Gate(app, x402Http);
   registerIdempotency(app, { idempotency: c.idempotency, repo: c.repos.idempotency, db: c.db });
 
   const routeTable = collectRoutes(app);
@@ -201,7 +204,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     mcpRoutes({
       enabled: config.mcpEnabled,
       endpoint: createMcpEndpoint({ db: c.db, idempotency: c.idempotency, tools, version: c.version, inlineMaxBytes: config.mcpInlineMaxBytes }),
-      pricing: x402CallPricing({ x402: c.x402, publicUrl: config.publicUrl }),
+      pricing: x402CallPricing(x402Http),
       bodyLimit: mcpBodyLimit,
     }),
   );

@@ -13,7 +13,7 @@ export const ERROR_CODES = {
   INVALID_WALLET_ADDRESS: [400, 'The wallet parameter is not 0x followed by 40 hex digits.'],
   MISSING_FIELDS: [400, 'The verify body lacks required fields.'],
   MISSING_AUTH: [401, 'No credentials on /v1/account/products.'],
-  X402_NOT_APPLICABLE: [400, 'x402 payment is not accepted on this route.'],
+  X402_NOT_APPLICABLE: [400, 'x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).'],
   WALLET_JWT_REQUIRED: [403, 'This route accepts only a wallet JWT.'],
   FORBIDDEN: [403, 'The credentials are valid but not allowed on this route.'],
   CONTRACT_WALLET_UNSUPPORTED: [400, 'The signature is not a 65-byte EOA signature: smart-contract wallets (EIP-1271, ERC-6492) need an RPC, which wallet sign-in does not use.'],
@@ -31,7 +31,7 @@ export const ERROR_CODES = {
   INSUFFICIENT_CREDITS: [402, "SPEC.md's alias of INSUFFICIENT_BALANCE on create-and-send; same condition and body."],
   SANDBOX_LIMIT_REACHED: [402, 'The free test-mode allowance (sandboxLimit) is used up.'],
   PAYMENT_REQUIRED: [402, 'x402: this call costs priceUsd; pay it as the PAYMENT-REQUIRED header describes and send PAYMENT-SIGNATURE.'],
-  PAYMENT_INVALID: [402, "x402: the payment was refused (reason holds x402's reason: expired, wrong amount, receiver, asset or network, a reused authorization, or the settlement failed)."],
+  PAYMENT_INVALID: [402, "x402: the payment was refused (reason holds x402's reason: expired, wrong amount, receiver, asset or network, a reused authorization, signed for another call, or the settlement failed or named a transaction already on record)."],
   X402_NOT_CONFIGURED: [400, 'A payment header was sent but this server does not accept x402 payments (X402_* unset).'],
   // Request shape
   INVALID_JSON: [400, 'The body (or the multipart payload part) is not valid JSON.'],
@@ -108,8 +108,8 @@ export const ERROR_CODES = {
   DOCUMENSO_UNAVAILABLE: [503, 'The signing engine errored; retry with backoff and the same Idempotency-Key.'],
   IDENTITY_PROVIDER_UNAVAILABLE: [503, 'The identity provider (Stripe) errored; nothing was charged or stored; retry with the same Idempotency-Key.'],
   CARD_PROVIDER_UNAVAILABLE: [503, 'The card payment provider (Stripe Checkout) errored while starting a top-up; nothing was charged; try again later.'],
-  RELAYSTATION_UNAVAILABLE: [503, 'The billing facilitator errored; retry with backoff and the same Idempotency-Key.'],
-  SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable, shutting down).'],
+  RELAYSTATION_UNAVAILABLE: [503, 'The billing facilitator errored, or did not confirm a settle (transaction names it); nothing was done: retry with backoff, the same Idempotency-Key and a new payment.'],
+  SERVICE_UNAVAILABLE: [503, 'The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.'],
   MCP_DISABLED: [503, 'The MCP endpoint is switched off on this server (MCP_ENABLED=false); use the REST API.'],
   INTERNAL_ERROR: [500, 'An unexpected error; logged with the request id.'],
 } as const satisfies Record<string, readonly [number, string]>;

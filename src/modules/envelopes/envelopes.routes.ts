@@ -77,12 +77,13 @@ export function envelopesRoutes(deps: RouteDeps) {
     }
 
     r.post('/v1/envelopes', {
-      config: { auth: 'customer', idempotency: 'required', price: 'envelope_create' },
+      // A draft is not charged: an x402 caller pays what an unpriced mutation costs (X402_MIN_PRICE).
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_create', x402Price: (request) => (readEnvelopeUpload(request, deps).payload.draft ? undefined : 'envelope_create') },
       schema: {
         operationId: 'createEnvelope',
         tags,
         summary: 'Create an envelope from a PDF and its recipients, and send it (or keep it as a draft with draft: true)',
-        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only.',
+        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only. With draft: true it is a free DRAFT (an x402 payer pays X402_MIN_PRICE, and its 402 quotes that once the body is read).',
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartDoc,
