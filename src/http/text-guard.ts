@@ -34,16 +34,16 @@ export function refuseNul(value: unknown, at: string): void {
 
 /**
  * PostgreSQL refuses U+0000 in text and in jsonb, so a NUL anywhere in what a caller sends (a decline
- * reason, a typed signature, a field value, a title, a name, a form field, a query or path value)
- * would fail its statement and answer 500. One rule, here at the edge, for every route: whatever was
- * parsed from the request is refused 400 VALIDATION_ERROR first, before the route's own validation, so
- * no field has to remember it. The multipart `payload` is JSON inside a part, parsed by readUpload,
+ * reason, a typed signature, a field value, a title, a name, a form field, a query value) would fail
+ * its statement and answer 500. One rule, here at the edge, for every route: the body and query are
+ * refused 400 VALIDATION_ERROR first, before the route's own validation, so no field has to remember
+ * it. Path values are left to their routes: each is an id or a token checked by its format, or compared
+ * in memory, so a NUL there names nothing and is that route's 404 (a dashboard page stays a page). The multipart `payload` is JSON inside a part, parsed by readUpload,
  * which applies the same rule; a raw body (a PDF, Stripe's signed bytes) is not text and is left alone.
  */
 export function registerTextGuard(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {
     try {
-      refuseNul(request.params, 'params');
       refuseNul(request.query, 'querystring');
       if (!/^\s*multipart\//i.test(request.headers['content-type'] ?? '')) refuseNul(request.body, 'body');
     } catch (err) {
