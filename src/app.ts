@@ -17,12 +17,13 @@ import { redisRateLimitStore } from './http/rate-limit-store.js';
 import { closeRedis, openRedis } from './providers/redis/redis.js';
 import { apiKeyResolver } from './modules/account/api-key-resolver.js';
 import { walletJwtResolver } from './modules/auth/wallet-jwt-resolver.js';
-import { withPaymentOffer, x402Resolver } from './modules/x402/x402-resolver.js';
+import { registerX402Gate, withPaymentOffer, x402Resolver } from './modules/x402/x402-resolver.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { errorBody, toAppError } from './http/errors.js';
 import { AppError } from './errors.js';
 import { registerMultipart } from './http/multipart.js';
 import { registerBodyGuard } from './http/body-guard.js';
+import { registerTextGuard } from './http/text-guard.js';
 import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
@@ -99,12 +100,15 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   // Room for the payload part and the multipart framing around the PDFs.
   const multipartLimit = config.maxPdfBytes + 1024 * 1024;
-  registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
+  const uploads = registerMultipart(app, { bodyLimit: multipartLimit, maxFileBytes: config.maxPdfBytes, dataDir: config.dataDir });
+  registerTextGuard(app);
   // POST /mcp carries create_envelope's PDF as base64 in its JSON: 4 characters per 3 bytes, plus the rest of the call.
   const mcpBodyLimit = Math.ceil(config.maxPdfBytes / 3) * 4 + JSON_BODY_LIMIT;
-  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF.
+  // A raw application/pdf body (POST /v1/documents/verify) may be as large as one PDF; an upload only
+  // where a route takes one (anywhere else it is refused unread, 415).
+  const multipartLimitAt = (url: string, method: string) => (uploads.accepts(method, url) ? multipartLimit : JSON_BODY_LIMIT);
   registerBodyGuard(app, {
-    limitOf: (type, url) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimit : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
+    limitOf: (type, url, method) => (url === '/mcp' ? mcpBodyLimit : type?.startsWith('multipart/form-data') ? multipartLimitAt(url, method) : type?.startsWith('application/pdf') ? config.maxPdfBytes : JSON_BODY_LIMIT),
   });
 
   // Synchronous, as are the other onSend hooks: the answer is then written within reply.send(), before
@@ -149,11 +153,12 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   // REDIS_URL: the rate-limit and auth-failure counters are shared by every node; unset, each process counts alone.
   const redis = config.redisUrl ? await openRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: c.logger.child({ component: 'redis' }) }) : undefined;
   if (redis) app.addHook('onClose', () => closeRedis(redis));
+  const x402Http = { db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit };
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
       sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
       // Last: a bearer credential wins over a payment header.
-      x402Resolver({ db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit }),
+      x402Resolver(x402Http),
     ],
     opsToken: config.opsToken,
     s2sKey: config.s2sKey,
@@ -169,6 +174,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     keyGenerator: (request) => (request.actor ? `customer:${request.actor.customerId}` : `ip:${ipBucket(request.ip)}`),
     errorResponseBuilder: (_request, ctx) => new AppError('RATE_LIMITED', `Rate limit exceeded; retry in ${ctx.after}`, { retryAfterSeconds: Math.ceil(ctx.ttl / 1000) }),
   });
+  // A payment is verified (and its payer's customer made) before the Idempotency-Key is reserved under it.
+  registerX402Gate(app, x402Http);
   registerIdempotency(app, { idempotency: c.idempotency, repo: c.repos.idempotency, db: c.db });
 
   const routeTable = collectRoutes(app);
@@ -197,14 +204,14 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     mcpRoutes({
       enabled: config.mcpEnabled,
       endpoint: createMcpEndpoint({ db: c.db, idempotency: c.idempotency, tools, version: c.version, inlineMaxBytes: config.mcpInlineMaxBytes }),
-      pricing: x402CallPricing({ x402: c.x402, publicUrl: config.publicUrl }),
+      pricing: x402CallPricing(x402Http),
       bodyLimit: mcpBodyLimit,
     }),
   );
   await app.register(authRoutes({ auth: c.auth }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
-    envelopesRoutes({ db: c.db, envelopes: c.envelopes, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));

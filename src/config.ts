@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { s3Config, type S3Config } from './config-storage.js';
+import { x402Config, type X402Config } from './config-x402.js';
+
+export type { X402Config } from './config-x402.js';
 
 /** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
 export function parseDurations(text: string): number[] {
@@ -36,6 +39,9 @@ const ZEnv = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
   DATABASE_POOL_SIZE: int(1, 500).default(10),
+  DATABASE_ACQUIRE_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   EMBEDDED_DB: optional(z.enum(['pglite', 'postgres'])).default('pglite'),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
@@ -98,6 +104,7 @@ const ZEnv = z.object({
   X402_ASSET_VERSION: optional(z.string().min(1)).default('2'),
   X402_MIN_PRICE: optional(z.string().regex(/^\d+(\.\d{1,6})?$/, 'must be a USD amount like 0.001')).default('0.001'),
   X402_SETTLE_TIMEOUT_MS: int(100, 120_000).default(15_000),
+  X402_RPC_URL: optional(url),
   STRIPE_SECRET_KEY: optional(z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret key (sk_live_…, sk_test_… or rk_…)')),
   STRIPE_WEBHOOK_SECRET: optional(z.string().regex(/^whsec_[A-Za-z0-9_+/=]+$/, 'must be a Stripe webhook signing secret (whsec_…)')),
   STRIPE_API_URL: optional(url),
@@ -130,6 +137,8 @@ export type Config = Readonly<{
   dataDir: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** PostgreSQL's bounds on waiting: for a pool connection, on one statement, on an idle open transaction (0: none). */
+  databaseTimeouts: Readonly<{ acquireMs: number; statementMs: number; idleInTransactionMs: number }>;
   /** The store without DATABASE_URL: PGlite in DATA_DIR/pglite, or a PostgreSQL server of our own in DATA_DIR/pg. */
   embeddedDb: 'pglite' | 'postgres';
   opsToken: string;
@@ -198,21 +207,6 @@ export type Config = Readonly<{
   generatedSecrets: readonly { name: string; file: string }[];
 }>;
 
-export type X402Config = Readonly<{
-  facilitatorUrl: string;
-  /** CAIP-2, e.g. eip155:84532 (Base Sepolia). */
-  network: string;
-  asset: string;
-  payTo: string;
-  /** The token's EIP-712 domain, which the payer signs over. */
-  assetName: string;
-  assetVersion: string;
-  /** What a mutating route with no price of its own charges an x402 caller. */
-  minPriceMicros: bigint;
-  /** Bound on each facilitator call (verify, settle): the settle runs inside the paid call's transaction. */
-  timeoutMs: number;
-}>;
-
 export type StripeConfig = Readonly<{
   secretKey: string;
   /** Signing secret of POST /webhooks/stripe; without it the route answers 404. */
@@ -277,32 +271,6 @@ function stripeConfig(e: z.infer<typeof ZEnv>): StripeConfig | undefined {
   return Object.freeze({ secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiUrl: e.STRIPE_API_URL });
 }
 
-/** "0.001" → 1000 micros. */
-const usdToMicros = (usd: string): bigint => {
-  const [whole, frac = ''] = usd.split('.');
-  return BigInt(whole) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
-};
-
-function x402Config(e: z.infer<typeof ZEnv>): X402Config | undefined {
-  const required = { X402_FACILITATOR_URL: e.X402_FACILITATOR_URL, X402_NETWORK: e.X402_NETWORK, X402_ASSET: e.X402_ASSET, X402_PAY_TO: e.X402_PAY_TO, X402_ASSET_NAME: e.X402_ASSET_NAME };
-  const missing = Object.entries(required).filter(([, v]) => v === undefined).map(([k]) => k);
-  if (missing.length === Object.keys(required).length) return undefined;
-  // Half a configuration is a mistake, not "off": say so at start rather than refuse payments later.
-  if (missing.length) throw new ConfigError(`Invalid configuration: ${missing[0]}: required when x402 is configured (set all of ${Object.keys(required).join(', ')})`);
-  const minPriceMicros = usdToMicros(e.X402_MIN_PRICE);
-  if (minPriceMicros <= 0n) throw new ConfigError('Invalid configuration: X402_MIN_PRICE: must be above 0');
-  return Object.freeze({
-    facilitatorUrl: e.X402_FACILITATOR_URL!,
-    network: e.X402_NETWORK!,
-    asset: e.X402_ASSET!,
-    payTo: e.X402_PAY_TO!,
-    assetName: e.X402_ASSET_NAME!,
-    assetVersion: e.X402_ASSET_VERSION,
-    minPriceMicros,
-    timeoutMs: e.X402_SETTLE_TIMEOUT_MS,
-  });
-}
-
 /**
  * Reads a secret from the environment, else from DATA_DIR, else generates it once and keeps it there
  * with mode 0600 so every later start (and `signet ops`) finds the same value.
@@ -347,6 +315,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseTimeouts: Object.freeze({ acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS, statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS }),
     embeddedDb: e.EMBEDDED_DB,
     opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
     jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),

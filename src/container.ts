@@ -27,8 +27,9 @@ import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createWalletTokens } from './modules/auth/wallet-jwt.js';
 import { createX402Repo } from './modules/x402/x402.repo.js';
-import { x402PeriodicTasks } from './modules/x402/x402.jobs.js';
+import { x402PeriodicTasks, x402SweepJob } from './modules/x402/x402.jobs.js';
 import { createX402Service } from './modules/x402/x402.service.js';
+import { createX402Chain } from './providers/payments/x402-chain.js';
 import { createX402Facilitator } from './providers/payments/x402-facilitator.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
@@ -56,6 +57,7 @@ import { createEnvelopeSync } from './modules/envelopes/envelope-sync.js';
 import { distributeJob, envelopePeriodicTasks } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
+import { createRecipientLinks } from './modules/envelopes/recipient-links.js';
 import { createSigningService } from './modules/signing/signing.service.js';
 import { deleteDocumentJob, templateBlobOwner } from './modules/templates/templates.jobs.js';
 import { createTemplatesRepo } from './modules/templates/templates.repo.js';
@@ -103,7 +105,7 @@ export type ContainerOverrides = {
 /** The composition root: the only place that knows every concrete implementation. */
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
-  const database = overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb }));
+  const database = overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb, timeouts: config.databaseTimeouts }));
   const { db } = database;
   const clock = overrides.clock ?? (() => new Date());
   const metrics = createMetrics({ database }); // GET /metrics: this container's own registry
@@ -177,21 +179,20 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.
   const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit, metrics });
   // x402 pay-per-call: on when X402_* is configured; the facilitator is reached on the first paid call.
-  const x402Repo = createX402Repo();
   const x402 = config.x402 && {
     config: config.x402,
     service: createX402Service({
       db,
       config: config.x402,
-      facilitator: createX402Facilitator({ facilitatorUrl: config.x402.facilitatorUrl, network: config.x402.network, timeoutMs: config.x402.timeoutMs }),
-      repo: x402Repo,
+      facilitator: createX402Facilitator(config.x402),
+      repo: createX402Repo(),
       billing,
       refunds,
       audit,
       topUpUrl: `${config.dashboardUrl}/billing`,
       log: logger.child({ component: 'x402' }),
       metrics,
-      recordsSettlementApart: database.kind === 'postgres',
+      chain: config.x402.rpcUrl ? createX402Chain({ ...config.x402, rpcUrl: config.x402.rpcUrl }) : undefined,
     }),
   };
   const envelopesRepo = createEnvelopesRepo();
@@ -325,6 +326,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       }),
       sendCodeJob({ db, codes: verifications, email, outbox }),
       sendSignInLinkJob({ db, signIn: dashboard.signIn, email }),
+      ...(x402 ? [x402SweepJob({ x402: x402.service })] : []),
       ...(remote?.jobs ?? []), ...storeMaintenance(database).jobs,
       ...(overrides.jobs ?? []),
     ],
@@ -350,7 +352,6 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     metrics,
     apiKeyCache,
     x402,
-    x402Repo,
     auth,
     walletTokens,
     dashboard,
@@ -360,6 +361,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, lockAndSync: sync.lockAndSync, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
+    recipientLinks: createRecipientLinks({ repo: envelopesRepo, engine, audit }),
     templates,
     refunds,
     webhooks,

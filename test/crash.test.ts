@@ -1,106 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { FIXTURE_PATH } from './fixtures/billable-route.js';
+import { crashChildren, type Child } from './fixtures/crash-children.js';
 import { envelopeBody, samplePdf, sigField, signer } from './fixtures/envelopes.js';
-import { OPS_TOKEN, S2S_KEY, seedPgliteDataDir } from './harness.js';
+import { OPS_TOKEN } from './harness.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SERVER = path.join(ROOT, 'test', 'fixtures', 'crash-server.ts');
-const DATABASE_URL = process.env.DATABASE_URL;
-const START_TIMEOUT_MS = 30_000;
+const children = await crashChildren('crash');
+const startChild = children.start;
 
-type Child = {
-  proc: ChildProcess;
-  base: string;
-  output: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
-};
-
-const children: Child[] = [];
-const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-crash-'));
-const schema = DATABASE_URL ? `t_crash_${randomBytes(6).toString('hex')}` : undefined;
-if (!DATABASE_URL) await seedPgliteDataDir(dataDir);
-
-after(async () => {
-  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
-  if (DATABASE_URL && schema) {
-    const pg = (await import('pg')).default;
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    } finally {
-      await client.end();
-    }
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-/** Starts crash-server.ts on the shared data (PGlite directory, or PostgreSQL schema) and waits until it listens. */
-async function startChild(extraEnv: Record<string, string> = {}): Promise<Child> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  delete env.DATABASE_URL;
-  Object.assign(env, {
-    DATA_DIR: dataDir,
-    OPS_TOKEN,
-    S2S_KEY,
-    JWT_SECRET: 'j'.repeat(64),
-    LOG_LEVEL: 'warn',
-    WORKER_ENABLED: 'false',
-    PUBLIC_URL: 'http://signet.test',
-    IDEMPOTENCY_LEASE_MS: '500',
-    ...(DATABASE_URL ? { DATABASE_URL, CRASH_SCHEMA: schema } : {}),
-    ...extraEnv,
-  });
-  const proc = spawn(process.execPath, ['--import', 'tsx', SERVER], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const waiters = new Set<{ match: (line: string) => boolean; resolve: (line: string) => void }>();
-  const onLine = (line: string) => {
-    output.push(line);
-    for (const w of waiters) if (w.match(line)) (waiters.delete(w), w.resolve(line));
-  };
-  createInterface({ input: proc.stdout! }).on('line', onLine);
-  createInterface({ input: proc.stderr! }).on('line', (line) => output.push(`[stderr] ${line}`));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-
-  const waitForLine = (match: (line: string) => boolean, timeoutMs = START_TIMEOUT_MS) =>
-    new Promise<string>((resolve, reject) => {
-      const found = output.find(match);
-      if (found) return resolve(found);
-      const timer = setTimeout(() => reject(new Error(`timed out; child output:\n${output.join('\n')}`)), timeoutMs);
-      const w = {
-        match,
-        resolve: (line: string) => {
-          clearTimeout(timer);
-          resolve(line);
-        },
-      };
-      waiters.add(w);
-      void exited.then(({ code, signal }) => {
-        if (!waiters.delete(w)) return;
-        clearTimeout(timer);
-        reject(new Error(`child exited (code ${code}, signal ${signal}); output:\n${output.join('\n')}`));
-      });
-    });
-
-  const child: Child = { proc, base: '', output, exited, waitForLine };
-  children.push(child);
-  const listening = await waitForLine((l) => /^LISTENING \d+$/.test(l));
-  child.base = `http://127.0.0.1:${listening.split(' ')[1]}`;
-  return child;
-}
+after(() => children.close());
 
 type Reply = { status: number; headers: Headers; text: string; json: () => any };
 

@@ -3,8 +3,9 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { bearer, createTestApp, type TestApp } from './harness.js';
-import { envelopeBody, makePdf, newKey } from './fixtures/envelopes.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bearer, createTestApp, OPS_TOKEN, type TestApp } from './harness.js';
+import { assertError, envelopeBody, makePdf, multipart, newKey } from './fixtures/envelopes.js';
 
 const MAX_PDF_BYTES = 20_000;
 
@@ -165,5 +166,104 @@ describe('an oversize upload to a listening server', () => {
     await closed;
     assert.ok(sent < 1 << 30, `the server hung up (after ${sent} bytes)`);
     assert.match(received, /^HTTP\/1\.1 413/);
+  });
+});
+
+/**
+ * Only the routes that take a document (their schema consumes multipart/form-data: envelope and
+ * template creates, document verification) read an upload. Anywhere else one is refused 415 before a
+ * byte of it is read: it used to be streamed to disk and hashed first, up to MAX_PDF_BYTES, on every
+ * public POST at the general rate.
+ */
+describe('a file sent to a route that takes none', () => {
+  let t: TestApp;
+  let port: number;
+  // The shape of a link token; it names nobody, which the route would only say after reading the body.
+  const token = 'A'.repeat(43);
+  before(async () => {
+    t = await createTestApp({ env: { MAX_PDF_BYTES: String(MAX_PDF_BYTES) } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  after(() => t.close());
+
+  const upload = () => multipart([{ name: 'file', value: Buffer.alloc(10_000, 0x20), filename: 'big.pdf' }, { name: 'payload', value: '{}' }]);
+
+  test('is 415 UNSUPPORTED_MEDIA_TYPE on the public, signing, dashboard, webhook, customer and operator routes', async () => {
+    const { body, contentType } = upload();
+    const routes: [string, Record<string, string>][] = [
+      [`/sign/${token}/reject`, {}],
+      [`/sign/${token}/complete`, {}],
+      [`/sign/${token}/verification/code`, {}],
+      [`/verify/${token}/code`, {}],
+      ['/dashboard/sign-out', {}],
+      ['/dashboard/sign-in/email', {}],
+      ['/webhooks/stripe', {}],
+      ['/v1/auth/verify', {}],
+      ['/v1/envelopes/0b0c6f1e-8c1d-4a4e-9a51-6f0e2b7d9c11/send', { ...bearer(t.customer.apiKey), 'idempotency-key': newKey() }],
+      ['/v1/webhooks', bearer(t.customer.apiKey)],
+      ['/mcp', bearer(t.customer.apiKey)],
+      ['/ops/customers', { authorization: `Bearer ${OPS_TOKEN}` }],
+    ];
+    for (const [url, headers] of routes) {
+      const res = await t.app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': contentType }, payload: body });
+      assert.equal(res.statusCode, 415, `${url}: ${res.body}`);
+      // The dashboard answers with a page, as it does every error.
+      if (!url.startsWith('/dashboard/')) assertError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+    // Authentication still comes first, and a path no route names is still 404.
+    assertError(await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'content-type': contentType }, payload: body }), 401, 'UNAUTHORIZED');
+    assertError(await t.app.inject({ method: 'POST', url: '/no/such/route', headers: { 'content-type': contentType }, payload: body }), 404, 'NOT_FOUND');
+  });
+
+  test('the answer comes while the body is still arriving: nothing of it was waited for', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.on('error', () => {});
+    let answer = '';
+    socket.on('data', (d) => (answer += d.toString()));
+    const boundary = 'open-upload';
+    socket.write(`POST /sign/${token}/reject HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\n\r\n${' '.repeat(1_000)}`);
+    socket.write(`${head.length.toString(16)}\r\n${head.toString('latin1')}\r\n`, 'latin1');
+    // The body never ends: only a refusal before reading it can be answered.
+    for (let i = 0; i < 250 && !/\r\n\r\n/.test(answer); i++) await sleep(20);
+    socket.destroy();
+    assert.match(answer, /^HTTP\/1\.1 415 /, answer || 'no answer while the body was open');
+    assert.match(answer, /"code":"UNSUPPORTED_MEDIA_TYPE"/);
+  });
+
+  test('Expect: 100-continue is answered 415 without the body being sent, past the JSON limit but within an upload\'s', async () => {
+    // Over the 1 MiB a JSON body may have, under what an upload may (MAX_PDF_BYTES + 1 MiB).
+    const length = 1024 * 1024 + MAX_PDF_BYTES / 2;
+    const answer = await new Promise<{ status: number; body: string; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = httpRequest(`http://127.0.0.1:${port}/sign/${token}/reject`, {
+        method: 'POST',
+        headers: { 'content-type': upload().contentType, 'content-length': String(length), expect: '100-continue' },
+      });
+      req.on('continue', () => {
+        continued = true;
+        req.destroy();
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text, continued }));
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.equal(answer.continued, false, 'no 100 Continue for an upload that will be refused');
+    assert.equal(answer.status, 415);
+    assert.equal(JSON.parse(answer.body).code, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  test('a route that takes a document still reads it', async () => {
+    const { body, contentType } = multipart([{ name: 'file', value: await makePdf(1), filename: 'a.pdf' }]);
+    const res = await t.app.inject({ method: 'POST', url: '/v1/documents/verify', headers: { 'content-type': contentType }, payload: body });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().status, 'NOT_SEALED');
   });
 });

@@ -84,7 +84,7 @@ describe('security headers', () => {
 });
 
 describe('request log', () => {
-  test('one line per request, at info, when it completes: id, method, URL, status and time', async () => {
+  test('one line per request, at info, when it completes: id, method, route, URL, status and time', async () => {
     const res = await t.app.inject({ url: '/v1/account?x=1', headers: { ...bearer(t.customer.apiKey), 'x-request-id': 'log-one-line' } });
     assert.equal(res.statusCode, 200);
     const mine = linesOf('log-one-line');
@@ -93,10 +93,41 @@ describe('request log', () => {
     assert.equal(line.level, 30);
     assert.equal(line.msg, 'request completed');
     assert.equal(line.method, 'GET');
-    assert.equal(line.url, '/v1/account?x=1');
+    assert.equal(line.route, '/v1/account');
+    // The query is left out: it may carry a credential (see the next test).
+    assert.equal(line.url, '/v1/account');
     assert.equal(line.statusCode, 200);
     assert.equal(typeof line.responseTime, 'number');
     assert.ok(!lines.some((l) => l.msg === 'incoming request'));
+  });
+
+  test('no link token reaches the log: a token route is logged as its pattern, any other path with its token-shaped segments replaced, never the query', async () => {
+    // The shape of every link token (signing, verification, sign-in): 43 base64url characters.
+    const token = `${'A'.repeat(20)}_-${'b'.repeat(21)}`;
+    const id = '0b0c6f1e-8c1d-4a4e-9a51-6f0e2b7d9c11';
+    const cases: [string, string, string | undefined][] = [
+      [`/sign/${token}`, '/sign/:token', '/sign/:token'],
+      [`/sign/${token}/session`, '/sign/:token/session', '/sign/:token/session'],
+      [`/verify/${token}`, '/verify/:token', '/verify/:token'],
+      [`/dashboard/sign-in/email/${token}`, '/dashboard/sign-in/email/:token', '/dashboard/sign-in/email/:token'],
+      // No route: the path as sent, its token replaced.
+      [`/sign/${token}/no-such-thing`, '/sign/:token/no-such-thing', undefined],
+      // The dashboard's catch-all page (a wildcard route).
+      [`/dashboard/no/${token}`, '/dashboard/no/:token', '/dashboard/*'],
+      // Ids stay: they name what was asked for, and open nothing.
+      [`/v1/envelopes/${id}?code=${token}&state=${token}`, `/v1/envelopes/${id}`, '/v1/envelopes/:id'],
+    ];
+    for (const [i, [url, logged, route]] of cases.entries()) {
+      const reqId = `log-token-${i}`;
+      await t.app.inject({ url, headers: { ...bearer(t.customer.apiKey), 'x-request-id': reqId } });
+      const mine = linesOf(reqId);
+      assert.deepEqual(
+        mine.map((l) => [l.msg, l.url, l.route]),
+        [['request completed', logged, route]],
+        url,
+      );
+      assert.ok(!JSON.stringify(mine).includes(token), JSON.stringify(mine));
+    }
   });
 
   test('a refused request is one line with its status; an unexpected error is also logged with its stack', async () => {

@@ -11,10 +11,12 @@ import {
   account,
   assertError,
   complete,
+  count,
   drain,
   type Envelope,
   execSql,
   envelopeBody,
+  eventTypes,
   getEnvelope,
   ledger,
   newKey,
@@ -226,8 +228,9 @@ describe('signing behind an emailed code', () => {
     assert.deepEqual(gatedSession.verification, { required: true, verified: false, verifiedAt: null });
     assert.equal(gatedSession.canAct, false);
     assert.equal(gatedSession.reason, 'verification_required');
-    assert.equal(gatedSession.envelope.title, 'Gated NDA');
-    assert.deepEqual([gatedSession.recipient.name, gatedSession.recipient.email], [alice.name, alice.email]);
+    // Nor the title or whose link it is: only where the code goes, masked.
+    assert.equal(gatedSession.envelope.title, null);
+    assert.deepEqual([gatedSession.recipient.name, gatedSession.recipient.email], [null, `${alice.email[0]}***${alice.email.slice(alice.email.indexOf('@'))}`]);
     assert.deepEqual([gatedSession.fields, gatedSession.pages, gatedSession.documentUrl], [[], [], null]);
 
     // The document, signing and declining are refused until then.
@@ -279,6 +282,41 @@ describe('signing behind an emailed code', () => {
     assert.ok(certificate.includes(verifiedAt), `${verifiedAt} in:\n${certificate}`);
     assert.match(certificate, /RECIPIENT_VERIFIED/);
     assert.equal(certificate.match(/Email verified by code/g)!.length, 1, 'only the gated recipient is marked');
+  });
+
+  test('before the code nothing is shown or recorded (no title, no names, no view, no envelope.viewed, no IP); the first read after it records the view', async () => {
+    const bob = person('view-bob', 'SIGNER', { signingOrder: 1 });
+    const alice = { ...gated('view-alice'), signingOrder: 2 };
+    const env = (await post(payloadOf([bob, alice], { title: 'Secret merger' }))).json() as Envelope;
+    await drain(t);
+    const token = recipientToken(env, alice.email);
+
+    for (let i = 0; i < 2; i++) {
+      const s = await session(t, token);
+      assert.equal(s.statusCode, 200, s.body);
+      assert.equal(s.json().reason, 'verification_required');
+      for (const secret of ['Secret merger', alice.name, alice.email, bob.name, bob.email, env.envelopeId]) assert.ok(!s.body.includes(secret), `${secret} in ${s.body}`);
+    }
+    const stored = (await getEnvelope(t, env.envelopeId)).recipients.find((r) => r.email === alice.email)!;
+    assert.deepEqual([stored.readStatus, stored.viewedAt], ['NOT_OPENED', null]);
+    // The recipients' events (the document's own, CREATED and SENT, aside).
+    const engineEventsOf = async () =>
+      (await t.container.db.select().from(engineEvents).where(eq(engineEvents.documentId, env.engineEnvelopeId)).orderBy(asc(engineEvents.id))).filter((e) => e.recipientId !== null).map((e) => [e.event, e.ip]);
+    assert.deepEqual(await engineEventsOf(), []);
+    assert.ok(!(await eventTypes(t, env.envelopeId)).includes('DOCUMENT_VIEWED'));
+
+    const code = await emailedCode(token, alice.email);
+    assert.equal((await confirmCode(token, code)).statusCode, 200);
+    const open = (await session(t, token)).json();
+    assert.equal(open.envelope.title, 'Secret merger');
+    assert.equal(open.recipient.readStatus, 'OPENED');
+    // Verified, then viewed; the view is the recipient's, with their address.
+    assert.deepEqual(await engineEventsOf(), [
+      ['RECIPIENT_VERIFIED', '127.0.0.1'],
+      ['VIEWED', '127.0.0.1'],
+    ]);
+    assert.equal((await getEnvelope(t, env.envelopeId)).recipients.find((r) => r.email === alice.email)!.readStatus, 'OPENED');
+    assert.equal(count(await eventTypes(t, env.envelopeId), 'DOCUMENT_VIEWED'), 1);
   });
 
   test('five wrong codes lock the recipient out for good (409 VERIFICATION_FAILED); the document stays closed', async () => {

@@ -49,20 +49,38 @@ const LISTEN_RETRY_MS = { first: 100, max: 30_000 };
  * `pgliteImage` starts a new PGlite database from a data directory dumped by `dumpPgliteImage` instead
  * of running initdb (about 3 s of WASM work); it is ignored when the directory already holds a database.
  */
-export type DatabaseOptions = { databaseUrl?: string; dataDir: string; poolSize?: number; schemaName?: string; embedded?: 'pglite' | 'postgres'; pgliteImage?: Blob };
+export type DatabaseOptions = {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+  schemaName?: string;
+  embedded?: 'pglite' | 'postgres';
+  pgliteImage?: Blob;
+  timeouts?: Partial<DatabaseTimeouts>;
+};
+
+/**
+ * PostgreSQL's bounds on waiting (DESIGN §4.17), in milliseconds: for a connection from the pool, on
+ * one statement, on a transaction that holds its connection doing nothing (0: no bound). A request that
+ * waits for a connection gives up instead of queueing behind the whole pool for ever, and a transaction
+ * whose process stalls gives its locks back.
+ */
+export type DatabaseTimeouts = { acquireMs: number; statementMs: number; idleInTransactionMs: number };
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 60_000, idleInTransactionMs: 60_000 };
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.schemaName);
-  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10) : openPglite(opts.dataDir, opts.pgliteImage);
+  const timeouts = { ...DEFAULT_DATABASE_TIMEOUTS, ...opts.timeouts };
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, timeouts, opts.schemaName);
+  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, opts.pgliteImage);
 }
 
 /** A PostgreSQL server of our own in DATA_DIR/pg, used through the same path as DATABASE_URL. */
-async function openEmbeddedPostgres(dataDir: string, poolSize: number): Promise<Database> {
+async function openEmbeddedPostgres(dataDir: string, poolSize: number, timeouts: DatabaseTimeouts): Promise<Database> {
   const { startEmbeddedPostgres } = await import('./embedded-postgres.js');
   const server = await startEmbeddedPostgres(dataDir);
   let database: Database;
   try {
-    database = await openPostgres(server.url, poolSize);
+    database = await openPostgres(server.url, poolSize, timeouts);
   } catch (err) {
     await server.release();
     throw err;
@@ -78,6 +96,14 @@ async function openEmbeddedPostgres(dataDir: string, poolSize: number): Promise<
   };
 }
 
+/** The SQLSTATE of a failed query, as node-postgres or PGlite report it (drizzle wraps it in its own error's `cause`). */
+export function pgErrorCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string') return e.code;
+  }
+  return undefined;
+}
+
 /** Rows of a raw `db.execute(sql…)`; node-postgres and PGlite both answer with `rows`. */
 export function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
@@ -88,6 +114,8 @@ async function runMigrations(db: Db): Promise<void> {
   // One transaction for the whole set: PostgreSQL DDL is transactional, so a crash leaves either the
   // old schema or the new one, and the xact lock makes a second node wait and then find nothing to do.
   await db.transaction(async (tx) => {
+    // Unbounded here: a node waits for another's migrations to finish, and DDL on a big table takes long.
+    await tx.execute(sql`SET LOCAL statement_timeout = 0`);
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await tx.execute(sql`CREATE TABLE IF NOT EXISTS signet_migrations (
       hash text PRIMARY KEY, created_at bigint NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -138,15 +166,27 @@ async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
   };
 }
 
-async function openPostgres(url: string, poolSize: number, schemaName?: string): Promise<Database> {
+async function openPostgres(url: string, poolSize: number, timeouts: DatabaseTimeouts, schemaName?: string): Promise<Database> {
   const pg = (await import('pg')).default;
   const { drizzle } = await import('drizzle-orm/node-postgres');
   // Tests give each run its own schema; `search_path` set per connection keeps SQL unqualified.
   const options = schemaName ? `-c search_path=${schemaName}` : undefined;
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    options,
+    connectionTimeoutMillis: timeouts.acquireMs,
+    // 0 leaves the server's own setting (none, by default).
+    statement_timeout: timeouts.statementMs || undefined,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs || undefined,
+  });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries in flight still see their error.
   });
+  // A connection the server ends while it is checked out (idle_in_transaction_session_timeout, a restart)
+  // fails its transaction's next query, and the pool drops it on release; unheard, its 'error' event
+  // would end the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   if (schemaName) {
     const c = await pool.connect();
     try {

@@ -116,6 +116,12 @@ export interface SigningEngine {
   send(tx: Tx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
   /** Reminds every recipient who still has to act and may act now; returns whom. */
   resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
+  /**
+   * Revokes one recipient's signing link and mints a new one; a recipient who was invited and still
+   * has something to do is invited again, with the new link (`invited`). The caller has checked that
+   * the envelope is live. Absent when the engine keeps the links itself (Documenso).
+   */
+  reissueLink?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string): Promise<{ signingUrl: string; invited: boolean }>;
   cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;
   expire(tx: Tx, engineEnvelopeId: string): Promise<void>;
   /** Reads only: the pool will do, so a live status read needs no transaction of its own. */

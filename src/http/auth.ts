@@ -36,6 +36,13 @@ declare module 'fastify' {
  */
 export type ActorResolver = (request: FastifyRequest, bearer: string | undefined) => Promise<Actor | undefined>;
 
+/**
+ * x402's mode: `deferred` when the credential is a payment, whose payer becomes the actor only once the
+ * call's price is known and the payment verified (after the body is read, before the handler); until
+ * then the request has no actor (its rate limit is its IP's).
+ */
+export type PaymentResolver = (request: FastifyRequest, bearer: string | undefined) => Promise<Actor | 'deferred' | undefined>;
+
 function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (header === undefined) return undefined;
@@ -46,7 +53,7 @@ function bearerOf(request: FastifyRequest): string | undefined {
 
 export function registerAuth(
   app: FastifyInstance,
-  opts: { resolvers: ActorResolver[]; opsToken: string; s2sKey: string | undefined; failures: AuthFailureCounter },
+  opts: { resolvers: (ActorResolver | PaymentResolver)[]; opsToken: string; s2sKey: string | undefined; failures: AuthFailureCounter },
 ): void {
   // Registered before the rate limiter, which needs the actor to budget per customer: this hook limits
   // failed authentication per IP itself, before the credential is looked at.
@@ -78,6 +85,7 @@ export function registerAuth(
     const bearer = bearerOf(request);
     for (const resolve of opts.resolvers) {
       const actor = await resolve(request, bearer);
+      if (actor === 'deferred') return undefined;
       if (actor) return actor;
     }
     if (bearer === undefined) {

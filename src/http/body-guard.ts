@@ -19,10 +19,10 @@ type Raw = IncomingMessage & { [REFUSED_CONTINUE]?: boolean };
  *   DRAIN_MAX_MS, and the connection stays usable; a client still sending past that is cut off.
  * Fastify itself refuses a Content-Length over the limit before reading any of the body.
  */
-export function registerBodyGuard(app: FastifyInstance, opts: { limitOf: (contentType: string | undefined, path: string) => number }): void {
+export function registerBodyGuard(app: FastifyInstance, opts: { limitOf: (contentType: string | undefined, path: string, method: string) => number }): void {
   app.server.on('checkContinue', (req: Raw, res: ServerResponse) => {
     const length = Number(req.headers['content-length']);
-    if (length > opts.limitOf(req.headers['content-type'], (req.url ?? '').split('?')[0])) req[REFUSED_CONTINUE] = true;
+    if (length > opts.limitOf(req.headers['content-type'], (req.url ?? '').split('?')[0], req.method ?? '')) req[REFUSED_CONTINUE] = true;
     else res.writeContinue();
     app.server.emit('request', req, res);
   });

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { pgErrorCode } from '../db/client.js';
 import { AppError } from '../errors.js';
 
 /** Body of an error reply. The request id rides along so a caller can quote it to an operator. */
@@ -17,6 +18,20 @@ function validationDetails(err: FastifyError): { path: string; message: string }
     const p = inner.path?.length ? inner.path.map(String).join('.') : (issue.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
     return { path: p ? `${ctx}.${p}` : ctx, message: inner.message };
   });
+}
+
+/**
+ * One of PostgreSQL's bounds on waiting ended the request (db/client.ts): no pool connection in time,
+ * a statement cancelled by statement_timeout, a session ended by idle_in_transaction_session_timeout.
+ * The request may succeed when retried. Drizzle wraps a failed query's error in its own (`cause`).
+ */
+function databaseGaveUp(err: unknown): boolean {
+  const code = pgErrorCode(err);
+  if (code === '57014' || code === '25P03') return true;
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (e.message === 'timeout exceeded when trying to connect') return true;
+  }
+  return false;
 }
 
 /** Maps anything thrown in a request to an AppError; unknown errors become a generic 500. */
@@ -40,6 +55,7 @@ export function toAppError(err: unknown): AppError {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new AppError('PDF_TOO_LARGE', 'The file is too large');
   }
+  if (databaseGaveUp(err)) return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry shortly', {}, { 'Retry-After': '1' });
   if (e?.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large');
   if (e?.statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type');
   if (e?.statusCode === 400 && typeof e.code === 'string' && e.code.startsWith('FST_')) {

@@ -9,18 +9,20 @@ export type Reservation = { scope: IdempotencyScope; leaseToken: string };
 export type ReserveOutcome = { kind: 'proceed'; reservation: Reservation } | { kind: 'replay'; row: IdempotencyRow };
 
 /**
- * A payment that must settle before the call's transaction commits (x402). Whoever accepted the
- * payment (the auth resolver for REST, the MCP endpoint for a tools/call) builds it.
+ * A payment that settles before the call's work (x402). Whoever accepted the payment (the x402 gate for
+ * REST, the MCP endpoint for a tools/call) had the facilitator verify it before any work, and builds
+ * this. No step runs inside a transaction but `commit`: the facilitator is a remote call (DESIGN §4.17).
  */
 export interface PaymentGate {
-  /** Before the transaction: the facilitator checks the payment. Throws the refusal (402/401) or 503. */
-  verify(): Promise<void>;
-  /** Last step inside the transaction: settles, records the settlement; returns the receipt headers. */
-  settle(tx: Tx): Promise<Record<string, string>>;
   /**
-   * The transaction failed once settle had been called: when the money moved (or may have: a timed-out
-   * settle), keep it on record and alert the operator, outside the rolled-back transaction.
+   * Before the work's transaction, with none open: the settlement written down as pending, settled, its
+   * outcome recorded. Throws the refusal (402), or 503 when the outcome is unknown (nothing was done);
+   * returns the receipt headers.
    */
+  settle(): Promise<Record<string, string>>;
+  /** In the work's transaction, last: the settlement counted for this call (its ledger row). */
+  commit(tx: Tx): Promise<void>;
+  /** The work did not commit after the settle: the money moved for nothing, so it is refunded (and the operator told). */
   afterFailedCommit(cause: unknown): Promise<void>;
 }
 
@@ -32,8 +34,8 @@ type Options = { db: Db; repo: IdempotencyRepo; leaseMs: number; ttlMs: number }
  * charge and one stored answer whichever door the call came through.
  * 1. `reserve` the key in its own short transaction (409 while another call holds it, 422 for another
  *    request under the same key, or the finished answer to replay);
- * 2. `commit` the work in one transaction that also writes the answer into the reservation and, last,
- *    settles the payment;
+ * 2. `commit` the work in one transaction that also writes the answer into the reservation (a payment
+ *    settled just before it opens, and counted as it commits);
  * 3. when the call fails instead, `settleFailure` stores a 4xx as its answer and releases a 5xx.
  */
 export function createIdempotency(opts: Options) {
@@ -70,45 +72,47 @@ export function createIdempotency(opts: Options) {
 
   /**
    * Runs a state change in one transaction: the side effect, the charge, the audit row and (under a
-   * reservation) the stored answer commit together or not at all. A paid call's payment is verified
-   * first, before any work, and settled last, only for a successful answer.
+   * reservation) the stored answer commit together or not at all. A paid call's payment (verified before
+   * any work) is settled before the transaction opens (no remote call inside one, DESIGN §4.17): a refused or
+   * unknown settle ends the call with nothing done, and a call that fails after its settle is refunded.
    */
   async function commit<T>(
     call: { reservation?: Reservation; payment?: PaymentGate },
     work: (tx: Tx) => Promise<{ value: T; response: StoredResponse }>,
   ): Promise<{ value: T; response: StoredResponse; receipt: Record<string, string> }> {
     const { reservation, payment } = call;
-    if (payment) await payment.verify();
-    let receipt: Record<string, string> = {};
-    let settleCalled = false;
-    const committed = db.transaction(async (tx) => {
-      const done = await work(tx);
-      if (reservation && !(await repo.finish(tx, reservation.scope, reservation.leaseToken, done.response))) {
-        throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'This request overran its Idempotency-Key lease and was taken over by a retry');
-      }
-      // Settled last, once nothing of ours can fail but the commit: a failed call settles nothing, and
-      // a refused or failed settle rolls the work back. The receipt is not part of the stored answer:
-      // a replay settles nothing.
-      if (payment && done.response.status < 400) {
-        settleCalled = true;
-        receipt = await payment.settle(tx);
-      }
-      return done;
-    });
-    const done = await committed.catch(async (err: unknown) => {
-      if (settleCalled) await payment!.afterFailedCommit(err);
+    let receipt = payment ? await payment.settle() : {};
+    let done: { value: T; response: StoredResponse };
+    try {
+      done = await db.transaction(async (tx) => {
+        const done = await work(tx);
+        if (reservation && !(await repo.finish(tx, reservation.scope, reservation.leaseToken, done.response))) {
+          throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'This request overran its Idempotency-Key lease and was taken over by a retry');
+        }
+        // The receipt is not part of the stored answer: a replay settles nothing.
+        if (payment && done.response.status < 400) await payment.commit(tx);
+        return done;
+      });
+    } catch (err) {
+      await payment?.afterFailedCommit(err);
       throw err;
-    });
+    }
+    if (payment && done.response.status >= 400) {
+      await payment.afterFailedCommit(new Error(`the call answered ${done.response.status}`));
+      receipt = {};
+    }
     return { ...done, receipt };
   }
 
   /**
    * A call that failed under a reservation: a 4xx is its answer and is stored for replay; a 5xx is not,
-   * and the reservation is dropped so a retry runs again. Never throws (the failure is what the caller answers).
+   * and the reservation is dropped so a retry runs again. Nor is a 402 that offers to pay for this same
+   * request (PAYMENT-REQUIRED): the paid retry an x402 client makes carries the same key. Never throws
+   * (the failure is what the caller answers).
    */
   async function settleFailure(reservation: Reservation, status: number, response: StoredResponse, log: { warn(obj: object, msg: string): void }): Promise<void> {
     try {
-      if (status >= 500) await repo.release(db, reservation.scope, reservation.leaseToken);
+      if (status >= 500 || response.headers['payment-required'] !== undefined) await repo.release(db, reservation.scope, reservation.leaseToken);
       else await repo.finish(db, reservation.scope, reservation.leaseToken, response);
     } catch (e) {
       log.warn({ err: (e as Error).message }, 'could not settle idempotency record');

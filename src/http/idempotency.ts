@@ -149,12 +149,12 @@ export type MutationResult = {
 
 /**
  * Runs a REST state change through the core's `commit`: one transaction, and when the request holds an
- * idempotency reservation, the serialized response stored in it; a paid request's payment settled last.
+ * idempotency reservation, the serialized response stored in it; a paid request's payment settled just before.
  */
 export function createMutationRunner(idempotency: Idempotency) {
   return async function commitMutation(request: FastifyRequest, reply: FastifyReply, work: (tx: Tx) => Promise<MutationResult>): Promise<void> {
-    // A paid call (x402): the payment is checked once the request itself was (a 4xx costs the payer
-    // nothing) and the idempotency key reserved (a replay never gets here), before any work is done.
+    // A paid call (x402): the payment was verified before the key was reserved (a replay never gets
+    // here); it settles now, before the work's transaction opens.
     const { value, response, receipt } = await idempotency.commit({ reservation: request.idempotency, payment: request.payment }, async (tx) => {
       const result = await work(tx);
       const response: StoredResponse = {

@@ -5,11 +5,13 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Busboy, type BusboyHeaders } from '@fastify/busboy';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
+import FindMyWay from 'find-my-way';
 import type { z } from 'zod';
 import { sha256Hex } from '../lib/crypto.js';
 import { collectGarbage } from '../lib/gc.js';
 import { AppError } from '../errors.js';
+import { refuseNul } from './text-guard.js';
 
 export type UploadedFile = {
   field: string;
@@ -48,6 +50,15 @@ type UploadRequest = FastifyRequest & { [UPLOAD_FILES]?: UploadFiles };
 
 const malformed = () => new AppError('VALIDATION_ERROR', 'The multipart body is malformed', { details: [{ path: 'body', message: 'malformed multipart body' }] });
 
+/** As loosely as Fastify matches the parser below (case, leading space). */
+const MULTIPART = /^\s*multipart\/form-data/i;
+
+/** A route takes uploads when it says it consumes multipart/form-data: the same declaration documents it in the OpenAPI. */
+const takesUploads = (schema: FastifySchema | undefined) => (schema as { consumes?: string[] } | undefined)?.consumes?.includes('multipart/form-data') === true;
+
+/** Which routes take uploads, by method and path: asked before routing (an `Expect: 100-continue`). */
+export type UploadRoutes = { accepts(method: string, path: string): boolean };
+
 /**
  * multipart/form-data, streamed: each file part goes to a file of its own in DATA_DIR/tmp/uploads while
  * it is hashed and counted, so a 25 MB upload is never held in memory. The limits are enforced as the
@@ -58,17 +69,25 @@ const malformed = () => new AppError('VALIDATION_ERROR', 'The multipart body is 
  * request (a mkdir and rm -r's walk saved on every upload): the upload directory is made once, at
  * start (and again by the hourly sweep, should it have been removed).
  */
-export function registerMultipart(app: FastifyInstance, opts: MultipartOptions): void {
+export function registerMultipart(app: FastifyInstance, opts: MultipartOptions): UploadRoutes {
   const root = path.join(opts.dataDir, 'tmp', 'uploads');
-  app.addHook('onRequest', (request: UploadRequest, reply, done) => {
-    // As loosely as Fastify matches the parser below (case, leading space).
-    if (/^\s*multipart\/form-data/i.test(request.headers['content-type'] ?? '')) {
-      const files = (request[UPLOAD_FILES] = new UploadFiles(root));
-      reply.raw.once('close', () => {
-        files.remove().catch((err: unknown) => request.log.warn({ err }, 'could not remove an upload file'));
-      });
-    }
-    done();
+  const uploadRoutes = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    if (takesUploads(route.schema)) for (const method of [route.method].flat()) uploadRoutes.on(method as FindMyWay.HTTPMethod, route.url, () => {});
+  });
+
+  // After authentication and the rate limit, before a byte of the body is read: a route that takes no
+  // file refuses one (415), or every public POST would spool MAX_PDF_BYTES to disk and hash it first.
+  app.addHook('preParsing', (request: UploadRequest, reply, payload, done) => {
+    if (!MULTIPART.test(request.headers['content-type'] ?? '') || request.method === 'GET' || request.method === 'HEAD') return done(null, payload);
+    // No route: the body is left unread (the parser below reads none) and the 404 or 405 is answered.
+    if (request.is404) return done(null, payload);
+    if (!takesUploads(request.routeOptions.schema)) return done(new AppError('UNSUPPORTED_MEDIA_TYPE', 'This route takes no file upload (multipart/form-data)'), payload);
+    const files = (request[UPLOAD_FILES] = new UploadFiles(root));
+    reply.raw.once('close', () => {
+      files.remove().catch((err: unknown) => request.log.warn({ err }, 'could not remove an upload file'));
+    });
+    done(null, payload);
   });
 
   let sweeper: NodeJS.Timeout | undefined;
@@ -80,10 +99,11 @@ export function registerMultipart(app: FastifyInstance, opts: MultipartOptions):
   app.addHook('onClose', async () => clearInterval(sweeper));
 
   app.addContentTypeParser('multipart/form-data', async (request: UploadRequest, payload: Readable) => {
+    const files = request[UPLOAD_FILES];
+    // Only a request no route matched gets here without them (see preParsing): nothing to read.
+    if (!files) return undefined;
     const tooLarge = () => new AppError('PDF_TOO_LARGE', `The upload exceeds the ${opts.maxFileBytes}-byte limit`, { maxBytes: opts.maxFileBytes });
     if (Number(request.headers['content-length']) > opts.bodyLimit) throw tooLarge();
-    const files = request[UPLOAD_FILES];
-    if (!files) throw malformed();
     try {
       const { body, parts } = await receive(request, payload, files, { ...opts, tooLarge });
       request.bodyHash = sha256Hex(parts);
@@ -95,6 +115,8 @@ export function registerMultipart(app: FastifyInstance, opts: MultipartOptions):
       throw err;
     }
   });
+
+  return { accepts: (method, path) => uploadRoutes.find(method as FindMyWay.HTTPMethod, path) !== null };
 }
 
 /**
@@ -284,6 +306,7 @@ export function readUpload<T>(
   } catch {
     throw new AppError('INVALID_JSON', 'The payload part is not valid JSON');
   }
+  refuseNul(json, 'payload');
   const parsed = opts.schema.safeParse(json);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: ['payload', ...i.path.map(String)].join('.'), message: i.message }));

@@ -46,9 +46,10 @@ makes a create-and-send free in the same way.
 
 x402 (when the server has it on): a mutating call with no credentials answers 402 PAYMENT_REQUIRED
 with a \`PAYMENT-REQUIRED\` header (x402 v2, scheme exact); pay it with a \`PAYMENT-SIGNATURE\` header
-(Alt \`x-payment\`), one call one payment, settled before the call commits (\`PAYMENT-RESPONSE\` carries
-the receipt). Priced operations cost their price; every other mutating route costs an x402 caller
-X402_MIN_PRICE (default USD 0.001).`;
+(Alt \`x-payment\`), one call one payment, settled before the call's work runs (\`PAYMENT-RESPONSE\`
+carries the receipt; a call that then fails is refunded). Priced operations cost their price; a call
+that makes a draft (draft: true, sendImmediately: false) and every other mutating route cost an x402
+caller X402_MIN_PRICE (default USD 0.001).`;
 
 /** Registers @fastify/swagger; routes with `schema.hide` (operator API, signing pages) stay out. */
 export async function registerOpenApi(app: FastifyInstance, opts: { version: string; publicUrl: string }): Promise<void> {
@@ -130,8 +131,9 @@ OpenAPI 3.1: ${opts.publicUrl}/openapi.json
 ## Prices (no subscription; each billable call is charged to the caller's balance)
 ${priced}
 
-x402 callers pay each call on-chain: the price above, and X402_MIN_PRICE (default USD 0.001) on every
-other mutating route. A call with no credentials answers 402 with the PAYMENT-REQUIRED header to pay.
+x402 callers pay each call on-chain: the price above, and X402_MIN_PRICE (default USD 0.001) for a call
+that makes a draft and on every other mutating route. A call with no credentials answers 402 with the
+PAYMENT-REQUIRED header to pay.
 
 ## Conventions
 - Errors: \`{error, code, ...extras}\`; branch on \`code\`.

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
-/** Errors any authenticated customer route can answer with. */
-export const CUSTOMER_ERRORS = ['UNAUTHORIZED', 'TOKEN_INVALID', 'RATE_LIMITED', 'INTERNAL_ERROR'] as const satisfies ErrorCode[];
+/** Errors any authenticated customer route can answer with (SERVICE_UNAVAILABLE: the database is busy, DATABASE_ACQUIRE_TIMEOUT_MS). */
+export const CUSTOMER_ERRORS = ['UNAUTHORIZED', 'TOKEN_INVALID', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'] as const satisfies ErrorCode[];
 /** Errors of any route that takes input. */
 export const INPUT_ERRORS = ['VALIDATION_ERROR'] as const satisfies ErrorCode[];
 /** Errors of a mutation that accepts (or requires) an Idempotency-Key. */

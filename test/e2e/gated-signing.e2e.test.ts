@@ -64,8 +64,10 @@ describe('verification-gated signing in Chromium', () => {
     const step = page.getByTestId('verify-step');
     await step.waitFor({ state: 'visible', timeout: 20_000 });
     assert.equal(await page.getByTestId('document').isVisible(), false, 'no document before the code');
-    assert.equal(await page.getByTestId('document-title').textContent(), 'Mutual NDA');
-    assert.equal(await page.getByTestId('recipient-line').textContent(), `For ${who.name}`);
+    // Nor its title or whose link it is: the server sent the page neither.
+    assert.equal(await page.getByTestId('document-title').textContent(), 'A document is waiting for you');
+    assert.equal(await page.getByTestId('recipient-line').textContent(), '');
+    assert.ok(!(await page.content()).includes('Mutual NDA'));
     const masked = `${who.email[0]}***${who.email.slice(who.email.indexOf('@'))}`;
     assert.equal(await page.getByTestId('verify-address').textContent(), masked);
     const input = page.getByTestId('verify-code');
@@ -94,6 +96,7 @@ describe('verification-gated signing in Chromium', () => {
     assert.match((await page.getByTestId('status-banner').textContent()) ?? '', /Email address confirmed/);
     assert.equal(await page.locator('#signing-app').getAttribute('data-can-act'), 'true');
     assert.match((await page.getByTestId('recipient-line').textContent()) ?? '', new RegExp(`Signing as ${who.name}`));
+    assert.equal(await page.getByTestId('document-title').textContent(), 'Mutual NDA');
 
     const s = await page.evaluate(async () => (await fetch(location.pathname + '/session')).json());
     const sigId = s.fields.find((f: { type: string }) => f.type === 'SIGNATURE').fieldId as number;

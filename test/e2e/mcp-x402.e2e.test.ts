@@ -13,7 +13,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { auditLog, customers, envelopes, ledgerEntries } from '../../src/db/schema/index.js';
+import { auditLog, customers, envelopes, ledgerEntries, x402Refunds, x402Settlements } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp } from '../harness.js';
 import { newKey, samplePdf, sigField, signer } from '../fixtures/envelopes.js';
 import { NETWORK, TOKEN_NAME, TOKEN_VERSION, startChain, type Chain } from './x402-chain.js';
@@ -149,7 +149,7 @@ describe('MCP tools/call paid by x402 on a local chain', () => {
     assert.equal(await chain.balanceOf(payer.address), 1_000_000n - PRICE);
   });
 
-  test('a tool that fails settles nothing: ENVELOPE_NOT_FOUND as an isError result, the money stays', async () => {
+  test('a tool that fails after its payment settled: ENVELOPE_NOT_FOUND as an isError result, the payment recorded and refunded', async () => {
     const payer = await funded();
     const call = toolCall('send_envelope', { envelopeId: '00000000-0000-4000-8000-000000000000', idempotencyKey: newKey() });
     const { header, required } = await paymentFor(payer, call);
@@ -160,7 +160,12 @@ describe('MCP tools/call paid by x402 on a local chain', () => {
     assert.equal(result.isError, true);
     assert.equal(result.structuredContent.code, 'ENVELOPE_NOT_FOUND');
     assert.equal(res.headers.get('payment-response'), null);
-    assert.equal(await chain.balanceOf(payer.address), 1_000_000n);
+    // The settle runs before the tool's transaction (none is held open across it): the money moved, and comes back.
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n - PRICE);
+    const [settlement] = await t.container.db.select().from(x402Settlements).where(eq(x402Settlements.payer, payer.address.toLowerCase()));
+    assert.equal(settlement.status, 'orphaned');
+    const [refund] = await t.container.db.select().from(x402Refunds).where(eq(x402Refunds.settlementId, settlement.id));
+    assert.equal(refund?.amountMicros, PRICE);
   });
 
   test('x402 pays one mutating tools/call: a read, or a batch of calls, is X402_NOT_APPLICABLE and moves nothing', async () => {

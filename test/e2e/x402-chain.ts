@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -51,7 +52,10 @@ function compile(): { token: Compiled; multicall: Compiled } {
   return { token: pick('TestUsd'), multicall: pick('TryAggregate') };
 }
 
-export type FacilitatorMode = 'normal' | 'down' | 'refuse-settle' | 'broke-settle' | 'slow-settle';
+export type FacilitatorMode = 'normal' | 'down' | 'refuse-settle' | 'broke-settle' | 'slow-settle' | 'delay-settle' | 'pending-settle' | 'revert-settle' | 'hang-settle' | 'repeat-settle';
+
+/** How long `delay-settle` waits before it settles: about the receipt time of a real L2. */
+export const SETTLE_DELAY_MS = 1500;
 
 export type Chain = {
   rpcUrl: string;
@@ -62,9 +66,18 @@ export type Chain = {
   /**
    * normal; down (answers 503 to everything); refuse-settle (verify passes, settle answers a failure);
    * broke-settle (verify passes, settle answers that the payer's funds are gone);
-   * slow-settle (the transfer lands on-chain, the answer comes 3 s later).
+   * slow-settle (the transfer lands on-chain, the answer comes 3 s later);
+   * delay-settle (waits SETTLE_DELAY_MS, then settles and answers);
+   * pending-settle (the transfer lands, the answer is `settlement_pending` with its hash, as @x402/evm
+   * answers when its receipt wait fails; the same answer again for the same authorization);
+   * revert-settle (nothing lands; the answer is a failure naming a transaction, as for one that reverted);
+   * hang-settle (the transfer lands, no answer ever comes);
+   * repeat-settle (settles nothing and answers success with the hash of the last settle, as a
+   * facilitator that is idempotent on settle, or lies, would).
    */
   setFacilitatorMode(mode: FacilitatorMode): void;
+  /** Settle requests the facilitator received and has not answered yet. */
+  settlesInFlight(): number;
   balanceOf(address: Hex): Promise<bigint>;
   mint(address: Hex, amount: bigint): Promise<void>;
   close(): Promise<void>;
@@ -95,6 +108,23 @@ export async function startChain(): Promise<Chain> {
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer: toFacilitatorEvmSigner({ ...deployer, address: deployer.account.address } as never), networks: NETWORK });
   let mode: FacilitatorMode = 'normal';
+  let inFlight = 0;
+  let lastTransaction = '';
+  const pending = new Map<string, unknown>();
+  // One settle at a time: the facilitator's account sends every transfer, and concurrent sends would
+  // pick the same account nonce. A real facilitator manages its own nonces.
+  let queue: Promise<unknown> = Promise.resolve();
+  const settleInTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const turn = queue.then(work);
+    queue = turn.catch(() => undefined);
+    return turn;
+  };
+  const settle = (...args: Parameters<x402Facilitator['settle']>) =>
+    settleInTurn(async () => {
+      const result = await facilitator.settle(...args);
+      if (result.success) lastTransaction = result.transaction;
+      return result;
+    });
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -109,10 +139,23 @@ export async function startChain(): Promise<Chain> {
         const { paymentPayload, paymentRequirements } = JSON.parse(body || '{}');
         if (req.url === '/verify') return send(200, await facilitator.verify(paymentPayload, paymentRequirements));
         if (req.url === '/settle') {
+          inFlight++;
+          res.once('close', () => inFlight--);
           if (mode === 'refuse-settle') return send(200, { success: false, errorReason: 'transaction_failed', transaction: '', network: NETWORK });
           if (mode === 'broke-settle') return send(200, { success: false, errorReason: 'invalid_exact_evm_insufficient_balance', transaction: '', network: NETWORK });
-          const result = await facilitator.settle(paymentPayload, paymentRequirements);
+          if (mode === 'revert-settle') return send(200, { success: false, errorReason: 'invalid_transaction_state', transaction: `0x${randomBytes(32).toString('hex')}`, network: NETWORK });
+          if (mode === 'repeat-settle') return send(200, { success: true, transaction: lastTransaction, network: NETWORK, payer: paymentPayload.payload.authorization.from });
+          if (mode === 'delay-settle') await sleep(SETTLE_DELAY_MS);
+          const nonce: string = paymentPayload.payload.authorization.nonce;
+          if (mode === 'pending-settle' && pending.has(nonce)) return send(200, pending.get(nonce));
+          const result = await settle(paymentPayload, paymentRequirements);
           if (mode === 'slow-settle') await sleep(3000);
+          if (mode === 'hang-settle') return;
+          if (mode === 'pending-settle' && result.success) {
+            const answer = { success: false, errorReason: 'settlement_pending', errorMessage: 'timed out waiting for the receipt', transaction: result.transaction, network: NETWORK, payer: result.payer };
+            pending.set(nonce, answer);
+            return send(200, answer);
+          }
           return send(200, result);
         }
         send(404, { error: 'not found' });
@@ -132,6 +175,7 @@ export async function startChain(): Promise<Chain> {
     payTo: privateKeyToAccount(ANVIL_KEYS[1]).address,
     facilitatorUrl: `http://127.0.0.1:${facilitatorPort}`,
     setFacilitatorMode: (m) => void (mode = m),
+    settlesInFlight: () => inFlight,
     balanceOf,
     async mint(address, amount) {
       const hash = await deployer.writeContract({ address: token, abi: tokenArtifact.abi, functionName: 'mint', args: [address, amount] });

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment } from '@x402/fetch';
 import { eq, sql } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { rowsOf } from '../../src/db/client.js';
@@ -13,6 +12,7 @@ import { signIn } from '../fixtures/wallet.js';
 import { FIXTURE_PATH, registerBillableFixture } from '../fixtures/billable-route.js';
 import { envelopeBody, newKey, samplePdf, sigField, signer } from '../fixtures/envelopes.js';
 import { ANVIL_KEYS, NETWORK, TOKEN_NAME, TOKEN_VERSION, startChain, type Chain, type FacilitatorMode } from './x402-chain.js';
+import { x402Payers } from './x402-payer.js';
 
 /**
  * x402 end to end on a real local chain: anvil, an EIP-3009 token, @x402/evm's facilitator over HTTP,
@@ -68,24 +68,10 @@ function post(url: string, mp: { body: Buffer; contentType: string }, headers: R
   return doFetch(`${base}${url}`, { method: 'POST', headers: { 'content-type': mp.contentType, 'idempotency-key': newKey(), ...headers }, body: new Uint8Array(mp.body) });
 }
 
-async function funded(amount = 1_000_000n): Promise<PrivateKeyAccount> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  if (amount > 0n) await chain.mint(account.address, amount);
-  return account;
-}
-
-function payingClient(account: PrivateKeyAccount): x402Client {
-  // The test token is no default asset: the client's spend controls must be told it may pay in it.
-  return x402Client.fromConfig({
-    schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }],
-    spendControls: { allowedAssets: [{ network: NETWORK, asset: chain.token }] },
-  });
-}
-
+const funded = (amount?: bigint) => x402Payers(chain).funded(amount);
+const payingClient = (account: PrivateKeyAccount) => x402Payers(chain).client(account);
 /** A signed payment for the requirements a 402 announced, sent by hand (replays, the Alt header). */
-async function signedPayment(account: PrivateKeyAccount, required: PaymentRequired): Promise<string> {
-  return encodePaymentSignatureHeader(await payingClient(account).createPaymentPayload(required));
-}
+const signedPayment = (account: PrivateKeyAccount, required: PaymentRequired) => x402Payers(chain).sign(account, required);
 
 async function requirementsFor(url: string, mp: { body: Buffer; contentType: string }): Promise<PaymentRequired> {
   const res = await post(url, mp);
@@ -264,7 +250,7 @@ describe('x402 on a local chain', () => {
     });
   }
 
-  test('a handler that fails (4xx or 5xx) after its charge settles nothing', async () => {
+  test('a handler that fails (4xx or 5xx) after the payment settled: the settlement is orphaned, a wallet refund recorded, nothing else committed', async () => {
     const payer = await funded();
     for (const fail of ['client', 'server'] as const) {
       const json = { body: Buffer.from(JSON.stringify({ title: `fail-${fail}`, fail })), contentType: 'application/json' };
@@ -273,7 +259,13 @@ describe('x402 on a local chain', () => {
       assert.equal(res.status, fail === 'client' ? 400 : 500);
       assert.equal(res.headers.get('payment-response'), null);
     }
-    assert.equal(await chain.balanceOf(payer.address), 1_000_000n);
+    // The settle runs before the work's transaction (none is held open across it): the money moved, and comes back.
+    assert.equal(await chain.balanceOf(payer.address), 1_000_000n - 2n * PRICE);
+    const settlements = await t.container.db.select().from(x402Settlements).where(eq(x402Settlements.payer, payer.address.toLowerCase()));
+    assert.deepEqual(settlements.map((s) => s.status), ['orphaned', 'orphaned']);
+    const refunds = await t.container.db.select().from(x402Refunds).where(eq(x402Refunds.payer, payer.address.toLowerCase()));
+    assert.deepEqual(refunds.map((r) => [r.status, r.amountMicros]), [['pending', PRICE], ['pending', PRICE]]);
+    assert.equal((await t.container.db.select().from(ledgerEntries).where(eq(ledgerEntries.txHash, settlements[0].txHash!))).length, 0);
   });
 
   test('a commit that fails after the payment settled keeps the settlement, a wallet refund record and an alert', async () => {
@@ -291,7 +283,7 @@ describe('x402 on a local chain', () => {
     assert.equal(refund.originalTxHash, settlement.txHash);
     const alerts = await t.container.db.select().from(operatorAlerts).where(eq(operatorAlerts.kind, 'x402_refund_required'));
     assert.ok(alerts.some((a) => a.resourceId === refund.id));
-    const ledger = await t.container.db.select().from(ledgerEntries).where(eq(ledgerEntries.txHash, settlement.txHash));
+    const ledger = await t.container.db.select().from(ledgerEntries).where(eq(ledgerEntries.txHash, settlement.txHash!));
     assert.equal(ledger.length, 0, 'the paid call did not commit, so neither did its ledger row');
   });
 
@@ -303,13 +295,15 @@ describe('x402 on a local chain', () => {
     assert.equal(await chain.balanceOf(payer.address), 1_000_000n);
   });
 
-  test('a settle that times out: 503, rolled back, and an alert to check the chain (the transfer may have landed)', async () => {
+  test('a settle that times out: 503, nothing done, a pending settlement and an alert (the transfer may have landed)', async () => {
     const { payer, before, status, body } = await payWhileFacilitator('slow-settle', 'Slow');
     assert.equal(status, 503);
     assert.equal(body.code, 'RELAYSTATION_UNAVAILABLE');
     assert.equal(await countEnvelopes(), before);
     const alerts = await t.container.db.select().from(operatorAlerts).where(eq(operatorAlerts.kind, 'x402_settle_unknown'));
     assert.ok(alerts.some((a) => (a.data as { payer?: string }).payer === payer.address.toLowerCase()));
+    const [settlement] = await t.container.db.select().from(x402Settlements).where(eq(x402Settlements.payer, payer.address.toLowerCase()));
+    assert.equal(settlement.status, 'pending', 'for the sweep to resolve on-chain');
   });
 
   test('funds gone between verify and settle: 402 INSUFFICIENT_BALANCE, nothing committed', async () => {
@@ -320,12 +314,14 @@ describe('x402 on a local chain', () => {
     assert.equal(await countEnvelopes(), before);
   });
 
-  test('settle refused after the handler: 402, nothing committed', async () => {
+  test('a settle the facilitator refuses: 402, nothing done, the settlement written down as failed', async () => {
     const { payer, before, status, body } = await payWhileFacilitator('refuse-settle', 'Refused');
     assert.equal(status, 402);
     assert.equal(body.code, 'PAYMENT_INVALID');
     assert.equal(await countEnvelopes(), before);
     assert.equal(await chain.balanceOf(payer.address), 1_000_000n);
+    const [settlement] = await t.container.db.select().from(x402Settlements).where(eq(x402Settlements.payer, payer.address.toLowerCase()));
+    assert.equal(settlement.status, 'failed');
   });
 });
 
@@ -406,7 +402,7 @@ describe('wallet JWT without the balance for a call', () => {
 });
 
 describe('a process that dies between settle and commit', () => {
-  test('its settlement, recorded apart (PostgreSQL) and left `settled`, becomes a refund due after 10 minutes', async () => {
+  test('its settlement, recorded on its own and left `settled`, becomes a refund due after 10 minutes', async () => {
     const payer = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
     const [customer] = await t.container.db.insert(customers).values({ email: `${payer}@wallet.invalid`, name: payer, sandboxLimit: 0, walletAddress: payer }).returning();
     const row = (txHash: string, agoMinutes: number) => ({
@@ -428,7 +424,7 @@ describe('a process that dies between settle and commit', () => {
     assert.equal(await t.container.db.transaction((tx) => sweep.orphanStaleSettlements(tx)), 0, 'once');
   });
 
-  test('on PostgreSQL the settlement is committed on its own, visible before the call commits', { skip: !process.env.DATABASE_URL && "PGlite has one connection: the row is written in the call's transaction" }, async () => {
+  test('the settlement is committed on its own, `settled`, before the call commits', { skip: !process.env.DATABASE_URL && 'holding the call at its commit while we look takes a second connection (PostgreSQL)' }, async () => {
     // The paid call's COMMIT checks a deferred foreign key against parent 42, which another connection
     // holds locked: the call waits at its commit, after the settle, while we look.
     await t.container.db.execute(sql`INSERT INTO x402_test_parent (id) VALUES (42)`);
@@ -444,9 +440,10 @@ describe('a process that dies between settle and commit', () => {
       const paid = post(COMMIT_FAILS, await createBody('Apart'), {}, wrapFetchWithPayment(fetch, payingClient(payer)));
       const mine = () => t.container.db.select().from(x402Settlements).where(eq(x402Settlements.payer, payer.address.toLowerCase()));
       let seen: string | undefined;
-      for (let i = 0; i < 200 && !seen; i++) {
+      // Written down as pending before the settle, `settled` once it is confirmed.
+      for (let i = 0; i < 200 && (!seen || seen === 'pending'); i++) {
         seen = (await mine())[0]?.status;
-        if (!seen) await new Promise((r) => setTimeout(r, 25));
+        if (!seen || seen === 'pending') await new Promise((r) => setTimeout(r, 25));
       }
       assert.equal(seen, 'settled', 'committed on its own while the call waits at its commit');
       await holder.query('COMMIT');

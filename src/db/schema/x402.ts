@@ -1,11 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { customers } from './customers.js';
 
 /**
- * One row per x402 payment the facilitator settled: the on-chain fact, kept apart from the ledger so it
- * survives when the request's transaction does not commit (then an operator refunds it by hand). The
- * unique txHash makes recording it twice a no-op.
+ * One row per x402 payment Signet asked a facilitator to settle, written down before the settle (keyed by
+ * the authorization: its payer and EIP-3009 nonce) and resolved after it, apart from the ledger, so that
+ * a payment whose call never commits, or whose settle had no clear answer, is still on record. A tx hash
+ * is recorded once: a settle answering one already on record pays nothing new.
  */
 export const x402Settlements = pgTable(
   'x402_settlements',
@@ -21,18 +22,32 @@ export const x402Settlements = pgTable(
     amount: text('amount').notNull(),
     network: text('network').notNull(),
     asset: text('asset').notNull(),
-    txHash: text('tx_hash').notNull().unique(),
+    /** The EIP-3009 authorization's nonce (null on rows recorded before settlements were written down first). */
+    nonce: text('nonce'),
+    /** The authorization's validBefore: past it, a transfer not on-chain can never land. */
+    validBefore: timestamp('valid_before', { withTimezone: true }),
+    /** Null until the facilitator names the transaction. */
+    txHash: text('tx_hash').unique(),
     envelopeId: uuid('envelope_id'),
     requestId: text('request_id'),
     /**
-     * `settled` as soon as the facilitator confirmed it (its own transaction, where the database has a
-     * second connection), `committed` with the paid call's transaction, `orphaned` when that did not
-     * commit (refund due). A `settled` row left behind by a crash is orphaned by a periodic sweep.
+     * `pending` from before the settle until its outcome is known; `settled` once the facilitator
+     * confirmed it, until the paid call commits (`committed`) or does not (`orphaned`: a refund is due);
+     * `failed` when nothing moved (the settle was refused, or the authorization expired unused).
+     * A `pending` row whose settle had no clear answer is resolved on-chain by the sweep (`orphaned` or
+     * `failed`), or `unknown` when it cannot tell (an operator alert); a `settled` row a crash left
+     * behind becomes `orphaned`.
      */
-    status: text('status', { enum: ['settled', 'committed', 'orphaned'] }).notNull(),
+    status: text('status', { enum: ['pending', 'settled', 'committed', 'orphaned', 'failed', 'unknown'] }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [check('x402_settlements_amount_positive', sql`${t.amountMicros} > 0`), index('x402_settlements_envelope_idx').on(t.envelopeId)],
+  (t) => [
+    check('x402_settlements_amount_positive', sql`${t.amountMicros} > 0`),
+    index('x402_settlements_envelope_idx').on(t.envelopeId),
+    uniqueIndex('x402_settlements_authorization_uq').on(t.network, t.asset, t.payer, t.nonce),
+    // The sweeps look for rows still open (pending, settled) by age.
+    index('x402_settlements_status_idx').on(t.status, t.createdAt),
+  ],
 );
 
 /**

@@ -90,6 +90,13 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     return [enqueueStatement(jobs), repo.notifiedStatement(targets.map((r) => r.id))];
   }
 
+  /** Revokes one recipient's link (a new salt); the next read or invitation carries the new one. */
+  async function revokeLink(tx: Tx, recipientId: number): Promise<string> {
+    const linkSalt = tokens.newSalt();
+    await repo.replaceLinkSalt(tx, recipientId, linkSalt, tokens.hash(tokens.token(linkSalt)));
+    return linkOf({ linkSalt });
+  }
+
   /** Invites everyone whose turn it is, in one statement. */
   async function notifyTurn(tx: Tx, doc: { title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean) {
     await repo.together(tx, turnWrites(doc, recipients, includeViewers));
@@ -190,6 +197,22 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return turn.map((r) => ({ name: r.name, email: r.email }));
     },
 
+    /**
+     * A new link, recorded in the event log (the audit certificate shows when a link was replaced).
+     * Whoever was emailed the old one and has not acted gets the new one by email; anyone else gets
+     * theirs with their turn's invitation, which is made from the salt as it is then.
+     */
+    async reissueLink(tx, engineEnvelopeId, engineRecipientId) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      const me = (await repo.recipients(tx, doc.id)).find((r) => String(r.id) === engineRecipientId);
+      if (!me) throw new AppError('RECIPIENT_NOT_FOUND', 'No such recipient on this envelope');
+      const signingUrl = await revokeLink(tx, me.id);
+      await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: 'LINK_REISSUED' });
+      const invited = me.notifiedAt !== null && me.status === 'PENDING';
+      if (invited) await enqueue(tx, notifier.invitations(doc, [{ name: me.name, email: me.email, link: signingUrl, action: actionOf(me.role) }]));
+      return { signingUrl, invited };
+    },
+
     async cancel(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       await repo.updateDocument(tx, doc.id, { status: 'CANCELLED' });
@@ -258,12 +281,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   return {
     engine,
     linksOf,
-    /** Revokes one recipient's link (a new salt); the next read or invitation carries the new one. */
-    async revokeLink(tx: Tx, recipientId: number): Promise<string> {
-      const linkSalt = tokens.newSalt();
-      await repo.replaceLinkSalt(tx, recipientId, linkSalt, tokens.hash(tokens.token(linkSalt)));
-      return linkOf({ linkSalt });
-    },
+    revokeLink,
     /** Queues sealing once the last signer signed; the seal job completes the document. */
     async requestSeal(tx: Tx, documentId: string): Promise<void> {
       await repo.updateDocument(tx, documentId, { status: 'SEALING' });

@@ -17,8 +17,8 @@ export type ChargeInput = {
 };
 
 /**
- * `ledgerEntryId` is the ledger row of a debit from the balance. An x402 call has none yet: its row is written
- * with the txHash when the payment settles, just before the transaction commits.
+ * `ledgerEntryId` is the ledger row of a debit from the balance. An x402 call has none yet: its row, with
+ * the txHash, is written last in the transaction (the payment settled before it opened).
  */
 export type ChargeResult = { sandbox: true } | { sandbox: false; amountMicros: bigint; ledgerEntryId: string | null };
 
@@ -75,7 +75,7 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
     async charge(tx: Tx, input: ChargeInput): Promise<ChargeResult> {
       const { actor, operation } = input;
       const price = PRICES[operation];
-      // A paying wallet pays the price it signed for, test-mode header or not: the settlement is the charge.
+      // A paying wallet pays the price it signed for (x402 refuses X-Service-Test-Mode): the settlement is the charge.
       if (actor.payment) {
         actor.payment.describe({ operation, description: input.description ?? price.label, envelopeId: input.envelopeId ?? null, envelopeTitle: input.envelopeTitle ?? null });
         deps.metrics.charge('x402', operation);

@@ -37,7 +37,10 @@ export function createRefundsService(deps: {
    * and an alert tell the operator, who sends it and records its hash (completeWallet).
    */
   async function walletRefund(tx: Tx, settlement: SettlementRow, reason: string): Promise<void> {
-    const refund = await deps.wallet.insertRefund(tx, { settlement, reason });
+    const { txHash } = settlement;
+    // Only a transfer known on-chain is given back: a settlement still without one is the sweep's to resolve.
+    if (!txHash) throw new Error(`x402 settlement ${settlement.id} has no transaction to refund`);
+    const refund = await deps.wallet.insertRefund(tx, { settlement: { ...settlement, txHash }, reason });
     if (!refund) return;
     deps.metrics.refund('wallet', 'requested');
     await deps.audit.alert(tx, {

@@ -20,7 +20,7 @@ export function createWalletRefundsRepo() {
     },
 
     /** One refund per settlement: a second request for it is a no-op. */
-    async insertRefund(tx: DbOrTx, input: { settlement: SettlementRow; reason: string }): Promise<WalletRefundRow | undefined> {
+    async insertRefund(tx: DbOrTx, input: { settlement: SettlementRow & { txHash: string }; reason: string }): Promise<WalletRefundRow | undefined> {
       const s = input.settlement;
       const [row] = await tx
         .insert(x402Refunds)

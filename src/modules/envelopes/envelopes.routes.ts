@@ -18,7 +18,9 @@ import {
   ZEnvelopeIdParam,
   ZFieldIdParam,
   ZListQuery,
+  ZLinkReissued,
   ZLiveStatus,
+  ZRecipientParam,
   ZResendResult,
   ZSendBody,
   ZSendResult,
@@ -26,10 +28,12 @@ import {
   type TCreatePayload,
 } from './envelopes.schemas.js';
 import type { EnvelopesService } from './envelopes.service.js';
+import type { RecipientLinks } from './recipient-links.js';
 
 export type RouteDeps = {
   db: Db;
   envelopes: EnvelopesService;
+  links: RecipientLinks;
   commitMutation: CommitMutation;
   maxPdfBytes: number;
 };
@@ -73,12 +77,13 @@ export function envelopesRoutes(deps: RouteDeps) {
     }
 
     r.post('/v1/envelopes', {
-      config: { auth: 'customer', idempotency: 'required', price: 'envelope_create' },
+      // A draft is not charged: an x402 caller pays what an unpriced mutation costs (X402_MIN_PRICE).
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_create', x402Price: (request) => (readEnvelopeUpload(request, deps).payload.draft ? undefined : 'envelope_create') },
       schema: {
         operationId: 'createEnvelope',
         tags,
         summary: 'Create an envelope from a PDF and its recipients, and send it (or keep it as a draft with draft: true)',
-        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only.',
+        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only. With draft: true it is a free DRAFT (an x402 payer pays X402_MIN_PRICE, and its 402 quotes that once the body is read).',
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartDoc,
@@ -195,6 +200,25 @@ export function envelopesRoutes(deps: RouteDeps) {
         response: { 200: ZResendResult, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'ALL_SIGNED', 'INVALID_STATE'], ENGINE_ERRORS) },
       },
       handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.resend(tx, requestContext(request), request.params.id) })),
+    });
+
+    r.post('/v1/envelopes/:id/recipients/:recipient/link', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'reissueRecipientLink',
+        tags,
+        summary: "Revoke one recipient's signing link and issue a new one, emailed to them",
+        description:
+          'For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).',
+        security: [...SECURITY.mutate],
+        params: ZRecipientParam,
+        response: {
+          200: ZLinkReissued,
+          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'INVALID_STATE', 'NOT_SUPPORTED_BY_ENGINE']),
+        },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.links.reissue(tx, requestContext(request), request.params.id, request.params.recipient) })),
     });
 
     r.get('/v1/envelopes/:id/download', {

@@ -81,6 +81,13 @@ export const ZAddFields = z.object({
 export const ZSendBody = z.object({ meta: ZMeta.optional() }).nullish();
 
 export const ZEnvelopeIdParam = z.object({ id: z.string() });
+export const ZRecipientParam = z.object({
+  id: z.string(),
+  recipient: z
+    .string()
+    .regex(/^(\d{1,3}|[^\s@]+@[^\s@]+)$/, 'must be a position (1, 2, …) or an email address')
+    .describe("The recipient's position in the envelope's recipients (1, 2, …: the order they were given in, as r1, r2 in markers) or their email address"),
+});
 export const ZFieldIdParam = z.object({ id: z.string(), fid: z.string() });
 
 export const ZListQuery = z.object({ status: z.enum(ENVELOPE_STATUSES).optional(), wallet: z.string().optional() });
@@ -178,6 +185,12 @@ export const ZSendResult = z.object({
   envelopeId: z.uuid(),
   status: z.enum(ENVELOPE_STATUSES),
   recipients: z.array(z.object({ name: z.string(), email: z.string(), signingUrl: z.string() })),
+});
+
+export const ZLinkReissued = z.object({
+  envelopeId: z.uuid(),
+  recipient: z.object({ name: z.string(), email: z.string(), role: z.enum(ROLES), signingUrl: z.string().describe('The new link; the old one no longer opens anything') }),
+  invitationSent: z.boolean().describe('Whether the recipient is emailed an invitation with the new link: yes when they had been invited and have not acted yet; otherwise their turn\'s invitation will carry it'),
 });
 
 export const ZResendResult = z.object({ success: z.literal(true), resentTo: z.array(z.object({ name: z.string(), email: z.string() })) });

@@ -26,7 +26,7 @@ A JSON-RPC batch holds at most ${MCP_MAX_BATCH} messages, and each tools/call in
 export type McpCall = {
   /** Who calls; undefined for a caller with no credentials, who may only discover (initialize, tools/list, ping). */
   ctx: RequestContext | undefined;
-  /** The x402 payment of this request's one tools/call, verified and settled by that call's mutate. */
+  /** The x402 payment of this request's one tools/call (verified already), settled and counted by that call's mutate. */
   payment?: PaymentGate;
   /** Headers for the HTTP answer (PAYMENT-RESPONSE), set before the transport writes it. */
   onReceipt(headers: Record<string, string>): void;

@@ -16,7 +16,8 @@ export type McpRouteDeps = {
   bodyLimit: number;
 };
 
-type RpcMessage = { method?: unknown; params?: { name?: unknown } };
+type RpcMessage = { method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+type ToolCall = { name: string; args: Record<string, unknown> };
 
 function refuseLargeBatch(body: unknown): void {
   if (Array.isArray(body) && body.length > MCP_MAX_BATCH) {
@@ -24,15 +25,15 @@ function refuseLargeBatch(body: unknown): void {
   }
 }
 
-/** The tool names of the tools/call requests in a JSON-RPC body (one message or a batch). */
-function toolCallsOf(body: unknown): string[] {
+/** The tools/call requests in a JSON-RPC body (one message or a batch): each tool's name and its arguments as sent. */
+function toolCallsOf(body: unknown): ToolCall[] {
   const messages = (Array.isArray(body) ? body : [body]) as unknown[];
   return messages
     .filter((m): m is RpcMessage => typeof m === 'object' && m !== null && (m as RpcMessage).method === 'tools/call')
-    .map((m) => (typeof m.params?.name === 'string' ? m.params.name : ''));
+    .map((m) => ({ name: typeof m.params?.name === 'string' ? m.params.name : '', args: typeof m.params?.arguments === 'object' && m.params.arguments !== null ? (m.params.arguments as Record<string, unknown>) : {} }));
 }
 
-const pricedCall = (tool: ToolDefinition) => ({ operation: tool.price, description: `MCP tools/call ${tool.name}` });
+const pricedCall = (tool: ToolDefinition, args: Record<string, unknown>) => ({ operation: tool.x402Price ? tool.x402Price(args) : tool.price, description: `MCP tools/call ${tool.name}` });
 const paidByX402 = (tool: ToolDefinition) => tool.price !== undefined || tool.mutates;
 
 /**
@@ -65,26 +66,28 @@ export function mcpRoutes(deps: McpRouteDeps) {
     }
 
     /** Who calls, and the x402 payment of the request's one tools/call; throws the HTTP refusal. */
-    async function authorize(request: FastifyRequest, calls: string[]): Promise<{ ctx: RequestContext | undefined; payment?: PaymentGate }> {
+    async function authorize(request: FastifyRequest, calls: ToolCall[]): Promise<{ ctx: RequestContext | undefined; payment?: PaymentGate }> {
       const actor = request.actor;
-      const only = calls.length === 1 ? deps.endpoint.tool(calls[0]) : undefined;
-      if (!actor) {
+      const only = calls.length === 1 ? deps.endpoint.tool(calls[0].name) : undefined;
+      const base = { requestId: request.id, ip: request.ip, testModeHeader: testModeRequested(request) };
+      if (actor) return { ctx: { actor, ...base } };
+      if (!deps.pricing.paying(request)) {
         if (deps.pricing.enabled && calls.length === 0) return { ctx: undefined };
         if (only && paidByX402(only)) {
-          const offer = await deps.pricing.required(request, pricedCall(only));
+          const offer = await deps.pricing.required(request, pricedCall(only, calls[0].args));
           if (offer) throw offer;
         }
         throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <API key or wallet JWT>' + (deps.pricing.enabled ? ', or pay one billable or mutating tools/call per request with x402' : ''));
       }
-      const base = { requestId: request.id, ip: request.ip, testModeHeader: testModeRequested(request) };
-      // Discovery, or a tool the SDK will answer as unknown: nothing to pay for.
-      if (actor.via !== 'x402' || calls.length === 0 || (calls.length === 1 && !only)) return { ctx: { actor, ...base } };
+      // Discovery, or a tool the SDK will answer as unknown: nothing to pay for, nobody to be.
+      if (calls.length === 0 || (calls.length === 1 && !only)) return { ctx: undefined };
       if (calls.length > 1) throw new AppError('X402_NOT_APPLICABLE', 'One x402 payment pays one tools/call: send each paid tools/call in its own request');
       if (!paidByX402(only!)) {
         throw new AppError('X402_NOT_APPLICABLE', `${only!.name} only reads: x402 pays for billable and mutating tools; reads take an API key or a wallet JWT`);
       }
-      const bound = deps.pricing.bind(request, pricedCall(only!))!;
-      return { ctx: { actor: { ...actor, payment: bound.paid }, ...base }, payment: bound.gate };
+      // Verified (and its payer made a customer) before the tool runs anything.
+      const bound = await deps.pricing.bind(request, pricedCall(only!, calls[0].args));
+      return { ctx: { actor: bound.actor, ...base }, payment: bound.gate };
     }
 
     app.post('/mcp', {

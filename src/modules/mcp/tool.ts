@@ -8,7 +8,7 @@ import type { InlineBudget } from './inline-budget.js';
  * What a tool's `run` gets: who calls (the same RequestContext REST builds), the database for reads,
  * and `mutate`, which runs a state change exactly as REST's commitMutation does: under the call's
  * `idempotencyKey` (reserved first; a replay returns the stored result without running `work`), in one
- * transaction with the charge and the audit row, and with an x402 payment settled just before commit.
+ * transaction with the charge and the audit row, and with an x402 payment settled just before it opens.
  * The key is reserved before `run` starts, so a replay runs nothing of the tool (no planning, no balance
  * check). A mutating tool returns what its `mutate` returns (shape the answer inside the work, as REST's
  * commitMutation does): that value is what the key stores and every replay answers. One mutate per call.
@@ -36,6 +36,11 @@ export type ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.
   output: O;
   /** The REST price it charges (same operation, same amount); undefined for free tools. */
   price?: BillableOperation;
+  /**
+   * When the arguments decide what the call is charged as (a draft is not charged): that operation, or
+   * undefined for none (an x402 caller then pays X402_MIN_PRICE). Reads the arguments as sent, unchecked.
+   */
+  x402Price?(args: Record<string, unknown>): BillableOperation | undefined;
   /** Changes state (x402 pays X402_MIN_PRICE for an unpriced mutation; reads are refused to x402-only callers). */
   mutates: boolean;
   run(tc: ToolContext, args: z.infer<z.ZodObject<I>>): Promise<z.infer<z.ZodObject<O>>>;

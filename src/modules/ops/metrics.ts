@@ -33,7 +33,7 @@ export function createMetrics(deps: { database: Database }) {
   const deliveries = counter('signet_webhook_deliveries_total', 'Webhook delivery attempts by outcome: delivered, retrying (failed, will retry), dead (failed for good)', ['outcome']);
   const charges = counter('signet_charges_total', 'Billable calls charged, by operation and how they were paid (balance, sandbox, x402)', ['operation', 'via']);
   const refunds = counter('signet_refunds_total', 'Refunds by kind (balance, wallet) and event (requested, succeeded, failed, completed)', ['kind', 'outcome']);
-  const settlements = counter('signet_x402_settlements_total', 'x402 payment settlements by outcome (settled, refused, unknown: no answer)', ['outcome']);
+  const settlements = counter('signet_x402_settlements_total', 'x402 payment settlements by outcome (settled, refused, unknown: no clear answer)', ['outcome']);
 
   const jobGauges = {
     due: gauge('signet_job_queue_depth', 'Queued jobs due now (waiting for a worker), by type', ['type']),

@@ -13,6 +13,7 @@ import type { DocumentViews } from '../../engine/local/document-views.js';
 import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
 import { currentTurn } from '../../engine/local/turns.js';
 import { AppError } from '../../errors.js';
+import { maskEmail } from '../../providers/identity/index.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 
@@ -34,6 +35,29 @@ function requireGate(doc: DocumentRow, me: RecipientRow): void {
 }
 
 const verificationOf = (me: RecipientRow) => ({ required: me.verificationRequired, verified: me.verifiedAt !== null, verifiedAt: me.verifiedAt?.toISOString() ?? null });
+
+/**
+ * A gated recipient's session before their code is confirmed. Whoever holds the link is not known to
+ * be the recipient yet, so they learn only that a code is needed and where it goes (the address
+ * masked): no title, no names, no fields, no document. Nothing is recorded either: the view (readStatus
+ * OPENED, envelope.viewed, the IP on the certificate) is the recipient's, recorded on their first read
+ * after the code.
+ */
+function beforeTheCode(doc: DocumentRow, me: RecipientRow) {
+  return {
+    envelope: { id: null, title: null, status: doc.status },
+    recipient: { name: null, email: maskEmail(me.email), role: null, status: null, readStatus: null },
+    canAct: false,
+    reason: 'verification_required' as const,
+    waitingFor: [],
+    verification: verificationOf(me),
+    fields: [],
+    pages: [],
+    documentUrl: null,
+    downloadUrl: null,
+    redirectUrl: null,
+  };
+}
 
 export function createSigningService(deps: {
   db: Db;
@@ -65,10 +89,9 @@ export function createSigningService(deps: {
     async session(token: string, client: ClientInfo) {
       return withRecipient(token, async (tx, ctx) => {
         const { doc, me, recipients, fields } = ctx;
+        if (awaitsVerification(doc, me)) return beforeTheCode(doc, me);
         if (await actions.recordView(tx, doc, me, client)) Object.assign(me, { readStatus: 'OPENED' });
         const reason = blockedReason(doc, me, recipients);
-        // Until the code is confirmed the page learns only whose link this is and that a code is needed.
-        const gated = awaitsVerification(doc, me);
         const turn = currentTurn(recipients);
         return {
           envelope: { id: doc.id, title: doc.title, status: doc.status === 'SEALING' ? 'COMPLETED' : doc.status },
@@ -77,7 +100,7 @@ export function createSigningService(deps: {
           reason,
           waitingFor: reason === 'waiting' ? turn.filter((r) => r.id !== me.id).map((r) => ({ name: r.name, email: r.email })) : [],
           verification: verificationOf(me),
-          fields: (gated ? [] : fields).map((f) => ({
+          fields: fields.map((f) => ({
             fieldId: f.id,
             type: f.type,
             page: f.page,
@@ -89,12 +112,12 @@ export function createSigningService(deps: {
             options: f.options,
             value: actions.prefill(me, f),
           })),
-          pages: gated ? [] : doc.pages.map((p) => ({ width: p.width, height: p.height })),
+          pages: doc.pages.map((p) => ({ width: p.width, height: p.height })),
           // None after an end that serves no document: the page then shows why, and offers no download.
-          documentUrl: servesDocument(doc) && !gated ? `/sign/${token}/document` : null,
+          documentUrl: servesDocument(doc) ? `/sign/${token}/document` : null,
           // The recipient's copy: set only once sealed (status above says COMPLETED while the seal job runs).
           downloadUrl: doc.status === 'COMPLETED' && doc.signedKey ? `/sign/${token}/document` : null,
-          redirectUrl: gated ? null : (doc.meta.redirectUrl ?? null),
+          redirectUrl: doc.meta.redirectUrl ?? null,
         };
       });
     },

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../db/client.js';
@@ -156,8 +156,10 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
       return templates.commitPlanned(deps.db, plan, () => commitMutation(request, reply, async (tx) => ({ status: 201, body: await templates.createEnvelope(tx, ctx, plan) })));
     };
 
+    // sendImmediately: false makes a draft, which is not charged: an x402 caller pays X402_MIN_PRICE for it.
+    const x402Price = (request: FastifyRequest) => ((request.body as Pick<TFromTemplate, 'sendImmediately'>).sendImmediately === false ? undefined : ('envelope_from_template' as const));
     r.post('/v1/templates/:id/from-template', {
-      config: { auth: 'customer', idempotency: 'required', price: 'envelope_from_template' },
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_from_template', x402Price },
       schema: {
         ...fromTemplateSchema,
         operationId: 'createEnvelopeFromTemplate',
@@ -169,7 +171,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
     });
 
     r.post('/v1/envelopes/from-template', {
-      config: { auth: 'customer', idempotency: 'required', price: 'envelope_from_template' },
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_from_template', x402Price },
       schema: {
         ...fromTemplateSchema,
         operationId: 'createEnvelopeFromTemplateAlt',

@@ -11,7 +11,7 @@ export type X402FacilitatorOptions = { facilitatorUrl: string; network: string; 
  * paid calls a 503, not the whole server its start). A failed first contact is retried on the next call.
  */
 export function createX402Facilitator(opts: X402FacilitatorOptions) {
-  // The timeout bounds every verify and settle: the settle runs inside the paid call's transaction.
+  // The timeout bounds every verify and settle: a paid call waits for them (outside any transaction).
   const client = new HTTPFacilitatorClient({ url: opts.facilitatorUrl, timeoutMs: opts.timeoutMs });
   const server = new x402ResourceServer(client).register(opts.network as Network, new ExactEvmScheme());
   let ready: Promise<x402ResourceServer> | undefined;

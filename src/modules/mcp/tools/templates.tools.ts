@@ -48,12 +48,13 @@ export function templateTools(deps: TemplateToolDeps): ToolDefinition[] {
       name: 'create_envelope_from_template',
       title: 'Create an envelope from a template',
       description: `Creates an envelope from one of your templates and, by default, sends it for signature. \`recipients\` maps one real person to each slot of the template: [{id: the slot id from get_template, email, name}], every slot exactly once. Role, signing order and identity-verification gates come from the slot; the PDF and fields from the template; \`meta\` overrides the template's meta key by key.
-Cost: sendImmediately true (default) answers status PENDING and charges ${usd('envelope_from_template')} (plus ${usd('verification_create')} per slot with verificationRequired); false answers a DRAFT, free until send_envelope (${usd('envelope_send')}). Test-mode keys are never charged.
+Cost: sendImmediately true (default) answers status PENDING and charges ${usd('envelope_from_template')} (plus ${usd('verification_create')} per slot with verificationRequired); false answers a DRAFT, free until send_envelope (${usd('envelope_send')}; an x402 payer pays the minimum price for the draft). Test-mode keys are never charged.
 Requires idempotencyKey: a retry with the same key and arguments returns the same envelope and charges once.
 Errors: INVALID_TEMPLATE_ID (not a UUID), TEMPLATE_NOT_FOUND, INVALID_TEMPLATE_RECIPIENT_ID (an id that is not a slot), RECIPIENT_NOT_FOUND (a slot left unmapped; slotId names it), VALIDATION_ERROR (a slot mapped twice, a duplicate email, bad dates), INSUFFICIENT_BALANCE, SANDBOX_LIMIT_REACHED, X402_NOT_APPLICABLE (verification gates paid by x402), IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_USE.`,
       input: { templateId: ZTemplateId, ...ZFromTemplate.shape, sendImmediately: ZFromTemplate.shape.sendImmediately.describe('false: keep a DRAFT, free until send_envelope'), idempotencyKey: ZIdempotencyKey },
       output: ZEnvelope.shape,
       price: 'envelope_from_template',
+      x402Price: (args) => (args.sendImmediately === false ? undefined : 'envelope_from_template'),
       mutates: true,
       async run(tc, args) {
         const { templateId, idempotencyKey: _key, ...input } = args;

@@ -303,11 +303,11 @@ function wireDecline(layer) {
 
 async function main() {
   let { session, error, fatal } = await loadSession();
-  // A gated recipient confirms their email address first; only then does the server show the document.
+  // A gated recipient confirms their email address first; until then the server tells the page nothing
+  // about the document (not its title, not who is on it), only where the code goes.
   if (session?.reason === 'verification_required') {
-    $('document-title').textContent = session.envelope.title || 'Untitled document';
-    // The card names the address masked; the header does not spell it out either.
-    $('recipient-line').textContent = `For ${session.recipient.name}`;
+    $('document-title').textContent = 'A document is waiting for you';
+    $('recipient-line').textContent = '';
     documentArea.hidden = true;
     root.dataset.step = 'verification';
     await confirmIdentity(session, { call, urls });
