@@ -1,7 +1,7 @@
 import { deflateSync, inflateSync } from 'node:zlib';
 import { PDFImage, PdfName, PdfNumber, type PDF, type PdfObject } from '@libpdf/core';
 import { countDecoded } from './decode-guard.js';
-import { imageProblem, readImageSize, type ImageSize } from './image-header.js';
+import { imageProblem, readImageSize } from './image-header.js';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -17,9 +17,9 @@ export function embedSignatureImage(pdf: PDF, bytes: Uint8Array): PDFImage {
   // Checked again where it is decoded: an image stored before the door checked it, or by another path.
   const problem = imageProblem(bytes);
   if (problem) throw new Error(`A signature image ${problem}`);
-  const size = readImageSize(bytes)!;
-  const native = embedPngNative(pdf, bytes, size);
+  const native = embedPngNative(pdf, bytes);
   if (native) return native;
+  const size = readImageSize(bytes)!;
   if (size.format === 'png') {
     // libpdf's decoder: its inflate is counted by the guard (pako); its unfiltered rows, at the file's
     // bytes per pixel, and the 8-bit colour and alpha it splits them into are counted here.
@@ -93,10 +93,9 @@ function unfilter(raw: Buffer, width: number, height: number, bpp: number): Uint
   return out;
 }
 
-function embedPngNative(pdf: PDF, bytes: Uint8Array, size: ImageSize): PDFImage | null {
-  const png = size.format === 'png' ? readPng(bytes) : null;
+function embedPngNative(pdf: PDF, bytes: Uint8Array): PDFImage | null {
+  const png = readPng(bytes);
   if (!png) return null;
-  if (png.width !== size.width || png.height !== size.height) throw new Error('A signature image decodes to another size than its header declares');
   // A valid PNG inflates to exactly its rows; more is a bomb (zlib stops at the bound and throws).
   const expected = (png.width * png.channels + 1) * png.height;
   const pixelBytes = png.width * png.height * png.channels;
