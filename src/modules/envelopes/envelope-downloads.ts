@@ -20,8 +20,8 @@ export const enginePdf = (engine: SigningEngine, db: DbOrTx, engineEnvelopeId: s
 
 /**
  * The document as a stream from its store, so a download holds a few chunks of it rather than the
- * file (four concurrent downloads of 25 MiB held some 240 MiB read whole); read whole and wrapped for
- * an engine that cannot stream.
+ * file (four concurrent downloads of a 25 MiB PDF held over 100 MiB read whole); read whole and
+ * wrapped for an engine that cannot stream.
  */
 export async function openEnginePdf(engine: SigningEngine, db: DbOrTx, engineEnvelopeId: string, version: DownloadVersion): Promise<DocumentStream> {
   return engine.openPdf ? engine.openPdf(db, engineEnvelopeId, version) : documentStreamOf(await enginePdf(engine, db, engineEnvelopeId, version));
