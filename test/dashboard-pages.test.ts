@@ -278,6 +278,7 @@ describe('envelopes', () => {
     assert.equal(pdf.headers['content-type'], 'application/pdf');
     assert.equal(pdf.headers['content-disposition'], 'attachment; filename="To_be_sealed-signed.pdf"');
     assert.equal(pdf.rawPayload.subarray(0, 5).toString(), '%PDF-');
+    assert.equal(Number(pdf.headers['content-length']), pdf.rawPayload.length);
     assert.equal((await page(`/dashboard/envelopes/${env.envelopeId}/download`, null)).statusCode, 303);
   });
 

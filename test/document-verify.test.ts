@@ -8,15 +8,18 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { PDF } from '@libpdf/core';
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { rowsOf } from '../src/db/client.js';
-import { findSignedRanges } from '../src/pdf/signed-revisions.js';
+import { childrenOf, readDer } from '../src/pdf/der.js';
+import { findSignedRanges, signatureContents } from '../src/pdf/signed-revisions.js';
+import { loadSigner } from '../src/providers/certs/signer.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import { assertError, createEnvelope, drain, getEnvelope, multipart, person, recipientToken, signAs } from './fixtures/envelopes.js';
-import { notPdf, plainPdf, signedPdf, which } from './fixtures/pdfs.js';
+import { derHeavyPdf, notPdf, plainPdf, signedPdf, which } from './fixtures/pdfs.js';
 
 const MAX_PDF_BYTES = 2_000_000;
 
@@ -151,6 +154,62 @@ describe('a sealed PDF', () => {
   });
 });
 
+/** `file` with one byte changed inside the certificates its seal's CMS embeds: bytes the signature does not cover. */
+function withCertificateByteChanged(file: Buffer): Buffer {
+  const [range] = findSignedRanges(file);
+  const der = signatureContents(file, range)!;
+  const [, wrapped] = childrenOf(der, readDer(der, 0), 2)!;
+  const [signedData] = childrenOf(der, wrapped, 1)!;
+  const certificates = childrenOf(der, signedData, 6)!.find((d) => d.tag === 0xa0)!;
+  // Inside the last certificate's own signature: the DER around it stays well formed.
+  const at = range.contentsStart + 1 + 2 * (certificates.end - 5);
+  const changed = Buffer.from(file);
+  changed[at] = changed[at] === 0x30 ? 0x31 : 0x30;
+  return changed;
+}
+
+describe("a seal whose CMS changed where the signature does not cover it", () => {
+  let sealedTest: Buffer;
+  let testEnvelopeId: string;
+  before(async () => {
+    const a = person('vd-test');
+    const env = await createEnvelope(t, { title: 'Test-mode seal', recipients: [a] }, { apiKey: t.customer.testApiKey });
+    await drain(t);
+    await signAs(t, recipientToken(env, a.email));
+    await drain(t);
+    const dl = await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/download`, headers: bearer(t.customer.testApiKey) });
+    assert.equal(dl.statusCode, 200, dl.body);
+    [sealedTest, testEnvelopeId] = [dl.rawPayload, env.envelopeId];
+  });
+
+  test('is SEALED naming its envelope, test mode included; with content appended, MODIFIED naming it', async () => {
+    assert.equal(verdictOf(await postFile(t, sealedTest)).envelope.testMode, true);
+    const changed = withCertificateByteChanged(sealedTest);
+    assert.notEqual(sha256(changed), sha256(sealedTest));
+    const v = verdictOf(await postFile(t, changed));
+    assert.equal(v.status, 'SEALED', v.summary);
+    assert.equal(v.envelope?.envelopeId, testEnvelopeId);
+    assert.equal(v.envelope.testMode, true);
+    assert.deepEqual([v.signature.intact, v.signature.coversWholeFile], [true, true]);
+    assert.match(v.summary, /bytes it does not cover differ/);
+
+    const appended = verdictOf(await postRaw(t, Buffer.concat([changed, Buffer.from('\n% appended\n')])));
+    assert.equal(appended.status, 'MODIFIED', appended.summary);
+    assert.equal(appended.envelope?.envelopeId, testEnvelopeId);
+  });
+
+  test("a file signed with the sealing certificate that matches no seal is not SEALED, and names no envelope", async () => {
+    const { signer } = await loadSigner({ dataDir: t.config.dataDir });
+    const pdf = await PDF.load(await plainPdf(1, 'Never sealed here'));
+    const { bytes } = await pdf.sign({ signer, reason: 'Signed electronically', subFilter: 'ETSI.CAdES.detached' });
+    const v = verdictOf(await postFile(t, bytes));
+    assert.equal(v.status, 'MODIFIED', v.summary);
+    assert.equal(v.sealedByThisServer, true);
+    assert.equal(v.envelope, null);
+    assert.deepEqual([v.signature.intact, v.signature.coversWholeFile], [true, true]);
+  });
+});
+
 describe('other files', () => {
   test('an unrelated PDF, and one signed with another certificate, are NOT_SEALED', async () => {
     for (const bytes of [await plainPdf(1, 'Nothing to see'), await signedPdf()]) {
@@ -192,6 +251,36 @@ test('nothing of an upload is stored: no row, no blob', async () => {
   }
   assertError(await postFile(t, notPdf()), 400, 'INVALID_PDF');
   assert.deepEqual(await footprint(t), before);
+});
+
+describe('the cost of a signature', () => {
+  test('/health answers as promptly while files full of DER are verified as while files of the same size without signatures are', async (tc) => {
+    // 28 calls: one IP's anonymous allowance at the default limit. Each file carries 8 signatures
+    // of 256 KB of DER elements (4 MB); the control, the same bytes with no /ByteRange. Compared
+    // with the control, not with a time: what the signatures add, on whatever machine runs this.
+    const app = await createTestApp({ env: { VERIFY_DOCUMENT_RATE_LIMIT: '1000', RATE_LIMIT_MAX: '100000' } });
+    try {
+      /** The longest /health took while 28 verifications of `bytes` ran. */
+      const worstHealth = async (bytes: Uint8Array) => {
+        let done = false;
+        const batch = Promise.all(Array.from({ length: 28 }, () => postRaw(app, bytes))).finally(() => (done = true));
+        let worst = 0;
+        while (!done) {
+          const started = performance.now();
+          await app.app.inject({ url: '/health' });
+          worst = Math.max(worst, performance.now() - started);
+        }
+        for (const res of await batch) assert.equal(verdictOf(res).status, 'NOT_SEALED');
+        return worst;
+      };
+      const control = await worstHealth(derHeavyPdf(8, true));
+      const heavy = await worstHealth(derHeavyPdf(8));
+      tc.diagnostic(`longest /health: ${Math.round(heavy)} ms with the signatures, ${Math.round(control)} ms without`);
+      assert.ok(heavy < control * 1.5 + 500, `/health waited ${Math.round(heavy)} ms (without signatures: ${Math.round(control)} ms)`);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('who may call', () => {

@@ -291,6 +291,8 @@ describe('download', () => {
     assert.equal(original.headers['content-type'], 'application/pdf');
     assert.match(String(original.headers['content-disposition']), /filename="Download_me\.pdf"/);
     assert.equal(original.rawPayload.subarray(0, 5).toString(), '%PDF-');
+    // Streamed from storage with the stored file's length.
+    assert.equal(Number(original.headers['content-length']), original.rawPayload.length);
 
     const draft = await createEnvelope(t, { recipients: [s], draft: true });
     assert.equal((await download(draft.envelopeId, '?version=original')).statusCode, 200);

@@ -13,6 +13,7 @@ import { deflateSync } from 'node:zlib';
 import type { P12Signer } from '@libpdf/core';
 import { eq } from 'drizzle-orm';
 import { engineDocuments } from '../src/db/schema/index.js';
+import { AppError } from '../src/errors.js';
 import { createLocalEngineRepo } from '../src/engine/local/local-engine.repo.js';
 import { createNotifier } from '../src/engine/local/notifications.js';
 import { sealJob, type SealFn } from '../src/engine/local/seal-job.js';
@@ -97,8 +98,22 @@ describe('sealing in a worker thread', { skip: Boolean(process.env.DATABASE_URL)
     await assert.rejects(seal(fx.pngDeclaring(16_000, 16_000)), /16000×16000 pixels/);
     // Within bounds on its header, but its data inflates far past what 100×100 needs.
     await assert.rejects(seal(fx.pngDeclaring(100, 100, deflateSync(Buffer.alloc(64 * 1024 * 1024)))), /expands beyond its declared size/);
+    // A second IHDR: the header check reads 10×10, a decoder keeping the last would decode 2500×2500 (6.25 Mpx).
+    await assert.rejects(seal(fx.pngWithHeaders([[10, 10], [2500, 2500]], deflateSync(Buffer.alloc((2500 * 4 + 1) * 2500)))), /more than one header \(IHDR/);
     // The worker is still good for the next seal.
     pdfsigValid(await seal(fx.signaturePng()));
+  });
+
+  test("a signature image's inflated and unfiltered pixels count against the job's decode budget", async () => {
+    // 32 MB of heap: 16 MiB per stream, 128 MiB per job. A 4000×1000 RGBA image decodes to about
+    // 46 MiB (rows, pixels, colour and alpha), outside the heap: one field fits, four do not.
+    const tight = { timeoutMs: 60_000, maxMemoryMb: 32 };
+    const doc = await prepareDocument([await fx.plainPdf(1)], LIMITS);
+    const image = bigSignaturePng();
+    const fields = (n: number): StampField[] => Array.from({ length: n }, (_, i) => ({ page: 1, x: 10, y: 10 + i * 12, width: 40, height: 10, type: 'SIGNATURE' as const, value: null, image }));
+    const seal = (n: number) => sealInSandbox({ original: doc.bytes, fields: fields(n), hide: [], certificate: certificate(doc), signer }, tight);
+    pdfsigValid(await seal(1));
+    await assert.rejects(seal(4), (err: unknown) => err instanceof AppError && err.code === 'INVALID_PDF' && /expands beyond the 32 MB limit/.test(err.message));
   });
 });
 

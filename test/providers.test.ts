@@ -38,10 +38,11 @@ describe('local blob storage', () => {
     // The key is the path under the root, subdirectories created on demand.
     assert.deepEqual(readFileSync(path.join(root, 'envelopes', 'e1', 'original.pdf')), first);
 
-    const stream = await storage.getStream('envelopes/e1/original.pdf');
-    assert.ok(stream);
+    const read = await storage.getStream('envelopes/e1/original.pdf');
+    assert.ok(read);
+    assert.equal(read.size, first.length);
     const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    for await (const chunk of read.stream) chunks.push(chunk as Buffer);
     assert.deepEqual(Buffer.concat(chunks), first);
 
     await storage.put('envelopes/e1/original.pdf', second);

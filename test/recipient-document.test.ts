@@ -73,6 +73,7 @@ describe('the document a recipient is served', () => {
     const first = await served(t1);
     assert.equal(first.statusCode, 200, first.body);
     assert.equal(first.headers['content-type'], 'application/pdf');
+    assert.equal(Number(first.headers['content-length']), first.rawPayload.length, 'a rendered version is sent with its length');
     const text = pdftotext(first.rawPayload);
     assert.doesNotMatch(text, MARKER);
     assert.doesNotMatch(text, /\{\{\s*(signature|date|text|initials|checkbox|number|dropdown|radio|name|email)/i);
@@ -89,6 +90,7 @@ describe('the document a recipient is served', () => {
     const again = await served(t2);
     assert.equal(again.statusCode, 200);
     assert.deepEqual(again.rawPayload, marked, 'the second view was not rendered again');
+    assert.equal(Number(again.headers['content-length']), marked.length, 'a stored version streams with its length');
   });
 
   test('signer 2 sees signer 1’s values; each version is rendered once; COMPLETED serves the sealed PDF', async () => {

@@ -11,13 +11,12 @@ import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Database } from '../src/db/client.js';
 import { BLOB_SWEEP_JOB } from '../src/engine/local/blob-sweep.js';
 import { enqueue } from '../src/jobs/queue.js';
-import { createLocalStorage, createPostgresStorage, createS3Storage, InvalidBlobKeyError, type BlobStorage } from '../src/providers/storage/index.js';
+import { createLocalStorage, createPostgresStorage, createS3Storage, InvalidBlobKeyError, type BlobStorage, type BlobStream } from '../src/providers/storage/index.js';
 import { POSTGRES_CHUNK_BYTES } from '../src/providers/storage/postgres-storage.js';
 import { bearer, createTestApp, openTestDatabase, testConfig, type TestApp } from './harness.js';
 import { assertError, createEnvelope, drain, execSql, getEnvelope, inTx, person, recipientToken, samplePdf, signAs } from './fixtures/envelopes.js';
@@ -58,10 +57,13 @@ async function openDriver(name: DriverName): Promise<OpenDriver> {
   };
 }
 
-async function readAll(stream: Readable): Promise<Buffer> {
+/** A stream's bytes, which must be as many as the size it came with. */
+async function readAll({ stream, size }: BlobStream): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const part of stream) parts.push(part as Buffer);
-  return Buffer.concat(parts);
+  const bytes = Buffer.concat(parts);
+  assert.equal(bytes.length, size, 'getStream gave the size of its bytes');
+  return bytes;
 }
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 async function listed(storage: BlobStorage, prefix: string) {

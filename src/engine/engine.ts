@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { DbOrTx, Tx } from '../db/client.js';
 import type { FieldType, Placement, PreparedDocument } from '../pdf/types.js';
 
@@ -9,6 +10,12 @@ export const ROLES = ['SIGNER', 'APPROVER', 'VIEWER', 'CC', 'ASSISTANT'] as cons
 export type Role = (typeof ROLES)[number];
 
 export type EngineMeta = { subject?: string; message?: string; redirectUrl?: string };
+
+/** A document read as a stream of `size` bytes (what a download sends as Content-Length). */
+export type DocumentStream = { stream: Readable; size: number };
+
+/** Bytes already in memory, as a DocumentStream. */
+export const documentStreamOf = (bytes: Uint8Array): DocumentStream => ({ stream: Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), size: bytes.byteLength });
 
 export type EngineRecipientInput = {
   position: number;
@@ -122,6 +129,11 @@ export interface SigningEngine {
   /** Reads outside any transaction (the pool): the bytes come from a store, which may be the database itself or remote. */
   signedPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
   originalPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
+  /**
+   * The same documents as streams, for the download routes, so a download never holds the file. An
+   * engine that cannot stream leaves it out; the routes then send signedPdf's or originalPdf's bytes.
+   */
+  openPdf?(db: DbOrTx, engineEnvelopeId: string, version: 'signed' | 'original'): Promise<DocumentStream>;
   /** Deletes the documents (retention), or queues their deletion for after the commit; the envelope's record stays. */
   purge(tx: Tx, engineEnvelopeId: string): Promise<void>;
 }

@@ -3,8 +3,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ops, PdfArray, PdfDict, PdfName, PdfNumber, PdfStream } from '@libpdf/core';
+import { AppError } from '../errors.js';
+import { decodeWithLzw, usesLzw, type ByteSink } from './lzw.js';
 
-export type DecodeLimits = { perStreamBytes: number; totalBytes: number };
+export type DecodeLimits = {
+  perStreamBytes: number;
+  totalBytes: number;
+  /** The worker's memory budget, as a refusal names the limit ("the 64 MB limit"). */
+  limitMb: number;
+};
 
 export type DecodeGuard = {
   tripped(): boolean;
@@ -12,8 +19,11 @@ export type DecodeGuard = {
   reset(): void;
 };
 
-type InflateProto = { onData(this: { __inflated?: number }, chunk: Uint8Array): void };
-type WriterProto = { grow(this: Writer, needed: number): void };
+type InflateProto = {
+  onData(this: { __inflated?: number }, chunk: Uint8Array): void;
+  onEnd(this: { strm?: { msg?: string } }, status: number): void;
+};
+type WriterProto = { grow(this: Writer, needed: number): void; constructor: new (existing: undefined, opts: { initialSize: number }) => ByteSink };
 type Writer = { offset: number; buffer: Uint8Array; __counted?: number };
 type StreamProto = { getDecodedData(this: PdfStream): Uint8Array };
 
@@ -28,9 +38,13 @@ type StreamProto = { getDecodedData(this: PdfStream): Uint8Array };
  * - LZWDecode, RunLengthDecode, ASCIIHexDecode, ASCII85Decode and CCITTFaxDecode write into its
  *   growable ByteWriter, whose `grow` sees every byte before it is stored (counted only while a
  *   stream is being decoded, so writing the output PDF is not);
- * - predictors and CCITT allocate a row from /DecodeParms /Columns up front: checked before decoding.
+ * - predictors and CCITT allocate a row from /DecodeParms /Columns up front: checked before decoding;
+ * - signature images decoded with node's zlib instead (image.ts) are counted through countDecoded.
  * Throwing stops the expansion. libpdf often swallows the error and carries on with an empty stream,
- * so the caller asks `tripped()` afterwards and refuses the file.
+ * so the caller asks `tripped()` afterwards and refuses the file, or reads what matters through
+ * readChecked, which also learns of the Flate streams whose damaged data libpdf read as empty.
+ *
+ * It also replaces libpdf's LZW decoder, which reads streams other tools write wrongly (lzw.ts).
  *
  * Only for a worker that reads untrusted PDFs: it patches @libpdf/core for the whole thread.
  * Each part is installed when libpdf's internals are where 0.4.2 has them; answers null when none
@@ -45,9 +59,15 @@ export async function installDecodeGuard(limits: DecodeLimits): Promise<DecodeGu
   let total = 0;
   let tripped = false;
   let decoding = 0;
+  limitMb = limits.limitMb;
   const refuse = (): never => {
     tripped = true;
+    seen.limits++;
     throw new Error('decode limit reached');
+  };
+  countOutside = (bytes) => {
+    if (bytes > limits.perStreamBytes || total + bytes > limits.totalBytes) refuse();
+    total += bytes;
   };
 
   if (inflate) {
@@ -57,6 +77,14 @@ export async function installDecodeGuard(limits: DecodeLimits): Promise<DecodeGu
       total += chunk.length;
       if (this.__inflated > limits.perStreamBytes || total > limits.totalBytes) refuse();
       onData.call(this, chunk);
+    };
+    const onEnd = inflate.onEnd;
+    inflate.onEnd = function (status) {
+      // Z_DATA_ERROR (or a preset dictionary we do not have): the data is damaged. Not a wrong
+      // checksum after data that inflated in full (readers ignore it), nor Z_BUF_ERROR, a stream that
+      // ends early: PDFium and others end streams after a sync flush, and libpdf reads what is there.
+      if ((status === Z_DATA_ERROR || status === Z_NEED_DICT) && this.strm?.msg !== 'incorrect data check') seen.damaged++;
+      onEnd.call(this, status);
     };
   }
 
@@ -77,11 +105,12 @@ export async function installDecodeGuard(limits: DecodeLimits): Promise<DecodeGu
     };
 
     const getDecodedData = stream.getDecodedData;
+    const sink = (size: number) => new writer.constructor(undefined, { initialSize: size });
     stream.getDecodedData = function () {
       if (rowBytes(this) > limits.perStreamBytes) refuse();
       decoding++;
       try {
-        return getDecodedData.call(this);
+        return usesLzw(this) ? decodeWithLzw(this, sink, (single) => getDecodedData.call(single)) : getDecodedData.call(this);
       } finally {
         decoding--;
       }
@@ -95,6 +124,50 @@ export async function installDecodeGuard(limits: DecodeLimits): Promise<DecodeGu
       tripped = false;
     },
   };
+}
+
+const Z_DATA_ERROR = -3;
+const Z_NEED_DICT = 2;
+
+let countOutside: ((bytes: number) => void) | undefined;
+let limitMb = 0;
+/** Limits reached and damaged Flate streams met in this thread, for readChecked. */
+const seen = { limits: 0, damaged: 0 };
+
+/** A refusal that already names where the file went wrong: answered as it is, not as a generic bomb. */
+export class DecodeRefusal extends AppError {
+  constructor(message: string) {
+    super('INVALID_PDF', message);
+  }
+}
+
+/**
+ * Runs `read`, which decodes streams, and refuses as `what` (e.g. "Page 3 of the PDF") whatever it
+ * could not decode: an error of a filter (an LZW code that is not one, an unknown filter), a
+ * decode limit reached, or a Flate stream whose data is damaged (those last two libpdf swallows,
+ * reading the stream as empty or cut short). Where no guard is installed only errors are seen.
+ */
+export function readChecked<T>(what: string, read: () => T): T {
+  const before = { ...seen };
+  let result: T;
+  try {
+    result = read();
+  } catch (err) {
+    if (seen.limits === before.limits) throw new DecodeRefusal(`${what} cannot be decoded (${String((err as Error)?.message ?? err).slice(0, 160)})`);
+  }
+  if (seen.limits !== before.limits) throw new DecodeRefusal(`${what} contains a compressed stream that expands beyond the ${limitMb} MB limit`);
+  if (seen.damaged !== before.damaged) throw new DecodeRefusal(`${what} cannot be decoded: a compressed stream's data is damaged`);
+  return result!;
+}
+
+/**
+ * Counts what is about to be decoded outside @libpdf/core (a signature image inflated with node's
+ * zlib and unfiltered: ArrayBuffers the worker's heap limit does not see) against the same bounds
+ * as a stream: each allocation at most the per-stream bound, all of a job's together the total.
+ * Throws, and trips the guard, before the allocation; does nothing where no guard is installed.
+ */
+export function countDecoded(bytes: number): void {
+  countOutside?.(bytes);
 }
 
 /** The pako instance libpdf imports, not whichever copy our own resolution would find. */

@@ -18,6 +18,19 @@ export function readImageSize(bytes: Uint8Array): ImageSize | null {
   return null;
 }
 
+/**
+ * Why these bytes are refused as a signature image before anything decodes them, or null: a PNG or
+ * JPEG whose size can be read, a PNG with exactly one IHDR (see pngHeaders), within the bounds.
+ */
+export function imageProblem(bytes: Uint8Array): string | null {
+  const png = bytes.length >= 8 && PNG_SIGNATURE.every((b, i) => bytes[i] === b);
+  if (!png && !(bytes[0] === 0xff && bytes[1] === 0xd8)) return 'is not a PNG or JPEG image';
+  const size = readImageSize(bytes);
+  if (!size) return `is a ${png ? 'PNG' : 'JPEG'} whose size cannot be read`;
+  if (png && pngHeaders(bytes) !== 1) return 'is a PNG with more than one header (IHDR chunk); exactly one is accepted';
+  return imageSizeProblem(size);
+}
+
 /** Why an image of this size is refused, or null when it is within bounds. */
 export function imageSizeProblem(size: ImageSize): string | null {
   if (size.width < 1 || size.height < 1) return 'declares no pixels';
@@ -29,10 +42,25 @@ export function imageSizeProblem(size: ImageSize): string | null {
 const u16 = (b: Uint8Array, i: number) => (b[i] << 8) | b[i + 1];
 const u32 = (b: Uint8Array, i: number) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
 
-/** IHDR must be the first chunk: length 13, then width and height. */
+/** IHDR must be the first chunk: length 13, then width and height (see also pngHeaders). */
 function pngSize(b: Uint8Array): ImageSize | null {
   if (u32(b, 8) !== 13 || String.fromCharCode(b[12], b[13], b[14], b[15]) !== 'IHDR') return null;
   return { format: 'png', width: u32(b, 16), height: u32(b, 20) };
+}
+
+/**
+ * How many IHDR chunks come before IEND. Decoders take the last one they meet (@libpdf/core's
+ * parsePng does), this check the first: a second IHDR would let a small declared size through and
+ * have a huge one decoded. Reads chunk headers only, nothing is decoded.
+ */
+function pngHeaders(b: Uint8Array): number {
+  let count = 0;
+  for (let pos = 8; pos + 8 <= b.length; pos += 12 + u32(b, pos)) {
+    const type = String.fromCharCode(b[pos + 4], b[pos + 5], b[pos + 6], b[pos + 7]);
+    if (type === 'IEND') break;
+    if (type === 'IHDR') count++;
+  }
+  return count;
 }
 
 /**

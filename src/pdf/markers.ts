@@ -1,4 +1,5 @@
-import type { PDF, PDFPage } from '@libpdf/core';
+import { PdfArray, PdfRef, PdfStream, type PDF, type PDFPage } from '@libpdf/core';
+import { readChecked } from './decode-guard.js';
 import { pageGeometry, userRectToPlacement, type PageGeometry, type Rect } from './geometry.js';
 import { FIELD_TYPES, type BadMarker, type FieldType, type Marker } from './types.js';
 
@@ -18,17 +19,21 @@ type Char = { char: string; box: Rect; fontSize: number; seq: number };
  * not text that is upright only once /Rotate is applied (each glyph then sits on its own "line").
  * We therefore take the same extracted glyphs and group them ourselves in the reading directions
  * that occur, the displayed one first, and match the marker pattern on those lines.
+ *
+ * A page whose content streams cannot be decoded (a filter fails, a decode limit is reached, Flate
+ * data is damaged) refuses the file, naming the page: it would be stored and shown to signers as
+ * something else than its author made. Only the text extraction may fail (a font we cannot read):
+ * that page then has no markers we can place, and fields come by coordinates.
  */
 export function findMarkers(pdf: PDF): { markers: Marker[]; badMarkers: BadMarker[] } {
   const markers: Marker[] = [];
   const badMarkers: BadMarker[] = [];
   pdf.getPages().forEach((page, i) => {
+    const content = readChecked(`Page ${i + 1} of the PDF`, () => pageContent(pdf, page));
     let found;
     try {
-      found = findPageMarkers(page, pageGeometry(pdf, page), i + 1);
+      found = findPageMarkers(page, pageGeometry(pdf, page), i + 1, content);
     } catch {
-      // A page whose text cannot be extracted (an exotic font) has no markers we can place; it
-      // must not refuse a document whose fields come by coordinates.
       return;
     }
     markers.push(...found.markers);
@@ -37,8 +42,9 @@ export function findMarkers(pdf: PDF): { markers: Marker[]; badMarkers: BadMarke
   return { markers, badMarkers };
 }
 
-export function findPageMarkers(page: PDFPage, geometry: PageGeometry, pageNumber: number): { markers: Marker[]; badMarkers: BadMarker[] } {
-  const chars = pageChars(page);
+/** `content`: the page's content streams, decoded already (they are not decoded again). */
+export function findPageMarkers(page: PDFPage, geometry: PageGeometry, pageNumber: number, content?: Uint8Array): { markers: Marker[]; badMarkers: BadMarker[] } {
+  const chars = pageChars(content ? withContent(page, content) : page);
   const markers: Marker[] = [];
   const badMarkers: BadMarker[] = [];
   if (!chars.some((c) => c.char === '{')) return { markers, badMarkers };
@@ -111,6 +117,32 @@ function classify(inner: string): { type: FieldType; recipient: number } | { rea
 
 function unknownType(name: string): string {
   return `unknown field type "${name}"; expected one of ${[...TYPE_BY_NAME.keys()].join(', ')}`;
+}
+
+/** The page's content streams decoded and joined, as @libpdf/core's text extraction reads them. */
+function pageContent(pdf: PDF, page: PDFPage): Uint8Array {
+  const resolve = (v: unknown) => (v instanceof PdfRef ? pdf.getObject(v) : v);
+  const contents = resolve(page.dict.get('Contents'));
+  const streams = contents instanceof PdfArray ? [...Array(contents.length).keys()].map((i) => resolve(contents.at(i))) : [contents];
+  const parts = streams.filter((s): s is PdfStream => s instanceof PdfStream).map((s) => s.getDecodedData());
+  if (parts.length === 1) return parts[0];
+  // Separated by a space, as libpdf joins them: a token never runs from one stream into the next.
+  const joined = new Uint8Array(Math.max(0, parts.reduce((n, p) => n + p.length + 1, -1)));
+  let at = 0;
+  for (const p of parts) {
+    joined.set(p, at);
+    at += p.length;
+    if (at < joined.length) joined[at++] = 0x20;
+  }
+  return joined;
+}
+
+/**
+ * The page, but whose content bytes are these: its text extraction (which reads them through the
+ * private getContentBytes of @libpdf/core 0.4.2) does not decode them again.
+ */
+function withContent(page: PDFPage, content: Uint8Array): PDFPage {
+  return Object.assign(Object.create(page) as PDFPage, { getContentBytes: () => content });
 }
 
 /** The page's glyphs as @libpdf/core extracts them, without the spaces it synthesises between words. */

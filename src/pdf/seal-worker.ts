@@ -17,7 +17,7 @@ export type SignRequest = { data: Uint8Array; algorithm: DigestAlgorithm };
 
 const { maxMemoryMb } = workerData as { maxMemoryMb: number };
 const MB = 1024 * 1024;
-const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB });
+const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB, limitMb: maxMemoryMb });
 const bombMessage = `The document contains a compressed stream that expands beyond the ${maxMemoryMb} MB limit`;
 
 const port = parentPort!;

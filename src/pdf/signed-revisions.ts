@@ -86,3 +86,9 @@ export function signedDigest(bytes: Uint8Array, range: SignedRange, algorithm: s
   const buf = view(bytes);
   return createHash(algorithm).update(buf.subarray(0, range.contentsStart)).update(buf.subarray(range.contentsEnd, range.end)).digest();
 }
+
+/**
+ * SHA-256 (hex) of what a signature covers (the revision but its /Contents): the record that names a
+ * sealed file's envelope even when bytes its signature does not cover (the CMS's certificates) differ.
+ */
+export const signedContentSha256 = (bytes: Uint8Array, range: SignedRange): string => signedDigest(bytes, range, 'sha256').toString('hex');

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, type ErrorCode } from '../errors.js';
 import { collectGarbage } from '../lib/gc.js';
-import { installDecodeGuard } from './decode-guard.js';
+import { DecodeRefusal, installDecodeGuard } from './decode-guard.js';
 import type { SandboxJob, SandboxReply } from './sandbox.js';
 
 export type WorkerJobs = {
@@ -22,7 +22,7 @@ export async function serveJobs(jobs: WorkerJobs): Promise<void> {
   const { maxMemoryMb } = workerData as { maxMemoryMb: number };
   const MB = 1024 * 1024;
   // One stream may use half the heap budget; all streams of one job together four times it.
-  const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB });
+  const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB, limitMb: maxMemoryMb });
   const bombMessage = `${jobs.subject} contains a compressed stream that expands beyond the ${maxMemoryMb} MB limit`;
 
   // A job's input (a file of up to MAX_PDF_BYTES, read whole) is dead once the job is answered, but
@@ -49,7 +49,8 @@ export async function serveJobs(jobs: WorkerJobs): Promise<void> {
       reply = { id, ok: true, result };
       if (bytes?.buffer instanceof ArrayBuffer) transfer.push(bytes.buffer);
     } catch (err) {
-      if (guard?.tripped()) reply = { id, ok: false, code: 'INVALID_PDF', message: bombMessage };
+      // A refusal that names the page keeps its words; any other error after a limit was reached is the bomb's.
+      if (guard?.tripped() && !(err instanceof DecodeRefusal)) reply = { id, ok: false, code: 'INVALID_PDF', message: bombMessage };
       else if (err instanceof AppError) reply = { id, ok: false, code: err.code, message: err.message };
       else reply = { id, ok: false, ...jobs.unexpected(String((err as Error)?.message ?? err)) };
     }

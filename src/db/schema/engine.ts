@@ -16,6 +16,11 @@ export const engineDocuments = pgTable(
   signedKey: text('signed_key'),
   /** SHA-256 of the sealed PDF as we served it: how /verify-document recognises an unchanged copy. */
   sealedSha256: text('sealed_sha256'),
+  /**
+   * SHA-256 of what the seal's signature covers (the sealed PDF but its /Contents): how
+   * /verify-document names the envelope of a copy whose signature's unsigned bytes were changed.
+   */
+  signedContentSha256: text('signed_content_sha256'),
   sha256: text('sha256').notNull(),
   pages: jsonb('pages').$type<PageBox[]>().notNull(),
   /** Invitations go to the outbox only (test mode). */
@@ -29,7 +34,7 @@ export const engineDocuments = pgTable(
   /** Retention deleted (or is deleting, in a job after the commit) its files: the recipient's link serves nothing from then on. */
   purgedAt: timestamp('purged_at', { withTimezone: true }),
   },
-  (t) => [index('engine_documents_sealed_sha256_idx').on(t.sealedSha256)],
+  (t) => [index('engine_documents_sealed_sha256_idx').on(t.sealedSha256), index('engine_documents_signed_content_sha256_idx').on(t.signedContentSha256)],
 );
 
 export const engineRecipients = pgTable(

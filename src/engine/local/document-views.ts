@@ -1,4 +1,5 @@
 import type { DbOrTx } from '../../db/client.js';
+import { documentStreamOf, type DocumentStream } from '../engine.js';
 import type { StampInput } from '../../pdf/seal.js';
 import type { Placement, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
@@ -23,7 +24,7 @@ export type RenderFn = (input: StampInput, owner: string) => Promise<Uint8Array>
  * What GET /sign/{token}/document serves (DESIGN §5): the sealed PDF once COMPLETED; before that the
  * document with no marker text and the values of those who acted, rendered once per version in the
  * sandbox and kept in storage (a later view is one storage read). `plan` runs in the caller's short
- * transaction; `bytes` outside any (storage reads, the render and its write: DESIGN §4.13). A
+ * transaction; `open` outside any (storage reads, the render and its write: DESIGN §4.13). A
  * version's file is referenced while it is current (referencedBlobKeys), so the blob sweep collects
  * the superseded ones and all of them once the envelope ends; the purge removes the rest.
  */
@@ -68,16 +69,20 @@ export function createDocumentViews(deps: { repo: Pick<LocalEngineRepo, 'fields'
       return { key: progressKey(doc.id, acted.size), source: { originalKey: doc.originalKey, fields: filled, hide } };
     },
 
-    /** The view's bytes; undefined when its files are gone (purged). */
-    async bytes(documentId: string, view: DocumentView): Promise<Uint8Array | undefined> {
-      const stored = await storage.get(view.key);
+    /**
+     * The view as a stream: a stored file straight from storage (never held whole), a version rendered
+     * now from its bytes; undefined when its files are gone (purged).
+     */
+    async open(documentId: string, view: DocumentView): Promise<DocumentStream | undefined> {
+      const stored = await storage.getStream(view.key);
       if (stored || !view.source) return stored;
       let pending = rendering.get(view.key);
       if (!pending) {
         pending = render(documentId, view as Required<DocumentView>).finally(() => rendering.delete(view.key));
         rendering.set(view.key, pending);
       }
-      return pending;
+      const rendered = await pending;
+      return rendered && documentStreamOf(rendered);
     },
   };
 }

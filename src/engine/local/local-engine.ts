@@ -58,6 +58,10 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
   }
 
+  const missing = (version: 'signed' | 'original'): never => {
+    throw new AppError('DOWNLOAD_FAILED', version === 'signed' ? 'The signing engine has no sealed PDF for this envelope' : 'The signing engine has no document for this envelope');
+  };
+
   async function requireDocument(tx: DbOrTx, id: string, lock = false) {
     const doc = await repo.document(tx, id, lock);
     if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
@@ -253,16 +257,18 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     async signedPdf(db, engineEnvelopeId) {
       const doc = await requireDocument(db, engineEnvelopeId);
-      const bytes = doc.signedKey ? await storage.get(doc.signedKey) : undefined;
-      if (!bytes) throw new AppError('DOWNLOAD_FAILED', 'The signing engine has no sealed PDF for this envelope');
-      return bytes;
+      return (doc.signedKey ? await storage.get(doc.signedKey) : undefined) ?? missing('signed');
     },
 
     async originalPdf(db, engineEnvelopeId) {
       const doc = await requireDocument(db, engineEnvelopeId);
-      const bytes = await storage.get(doc.originalKey);
-      if (!bytes) throw new AppError('DOWNLOAD_FAILED', 'The signing engine has no document for this envelope');
-      return bytes;
+      return (await storage.get(doc.originalKey)) ?? missing('original');
+    },
+
+    async openPdf(db, engineEnvelopeId, version) {
+      const doc = await requireDocument(db, engineEnvelopeId);
+      const key = version === 'signed' ? doc.signedKey : doc.originalKey;
+      return (key ? await storage.getStream(key) : undefined) ?? missing(version);
     },
 
     async purge(tx, engineEnvelopeId) {

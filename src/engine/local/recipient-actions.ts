@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
-import { imageSizeProblem, readImageSize } from '../../pdf/image-header.js';
+import { imageProblem } from '../../pdf/image-header.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { documentKey, type LocalEngine } from './local-engine.js';
 import type { DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
@@ -25,15 +25,10 @@ function decodeImage(dataUrl: string, path: string): { bytes: Buffer; ext: 'png'
   if (!m) throw invalid(path, 'must be a data URL of a PNG or JPEG image');
   const bytes = Buffer.from(m[2], 'base64');
   if (bytes.length === 0 || bytes.length > MAX_IMAGE_BYTES) throw invalid(path, `must be 1 byte to ${MAX_IMAGE_BYTES} bytes`);
-  const png = bytes.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
-  const jpg = bytes[0] === 0xff && bytes[1] === 0xd8;
-  if (!(png || jpg)) throw invalid(path, 'is not a PNG or JPEG image');
-  // Bounded by its declared dimensions, read from the header: nothing decodes it here (the seal worker does).
-  const size = readImageSize(bytes);
-  if (!size) throw invalid(path, `is a ${png ? 'PNG' : 'JPEG'} whose size cannot be read`);
-  const problem = imageSizeProblem(size);
+  // Bounded by its declared dimensions, read from the header: nothing decodes it here (the workers do).
+  const problem = imageProblem(bytes);
   if (problem) throw invalid(path, problem);
-  return { bytes, ext: png ? 'png' : 'jpg' };
+  return { bytes, ext: bytes[0] === 0x89 ? 'png' : 'jpg' };
 }
 
 const initialsOf = (name: string) =>
@@ -122,30 +117,34 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       return true;
     },
 
-    prefill(me: RecipientRow, f: FieldRow): string | null {
-      if (f.type === 'NAME') return me.name;
-      if (f.type === 'EMAIL') return me.email;
-      if (f.type === 'DATE') return new Date().toISOString().slice(0, 10);
-      return f.value;
-    },
+    prefill,
 
     /**
      * The signature image, checked on its header and stored before the signing transaction opens (no
-     * file write holds a lock), under a key of its own: a request the transaction then refuses leaves
-     * it to the blob sweep. A recipient who cannot act now is refused here, before anything is stored.
-     * Undefined when the request carries no image or names no recipient (the transaction answers).
+     * file write holds a lock), under a key of its own. Stored last: the request is first checked as
+     * the transaction will check it (the recipient may act, every field id is theirs, required values
+     * and the signature are there), so a request refused for what it carries stores nothing. Undefined
+     * when the request carries no image or names no recipient (the transaction answers).
      */
     async storeSignatureImage(db: DbOrTx, token: string, input: CompleteInput): Promise<string | undefined> {
       if (!input.signature?.image) return undefined;
       const img = decodeImage(input.signature.image, 'body.signature.image');
       const recipient = await this.recipientOf(db, token);
       if (!recipient) return undefined;
-      const { doc, me, recipients } = await this.load(db, recipient, false);
-      if (doc.status === 'DRAFT') return undefined;
-      assertCanAct(doc, me, recipients);
-      const imageKey = documentKey(doc.id, `signatures/${me.id}-${randomUUID()}.${img.ext}`);
+      const ctx = await this.load(db, recipient, false);
+      if (ctx.doc.status === 'DRAFT') return undefined;
+      planCompletion(ctx, input, 'not-stored-yet');
+      const imageKey = documentKey(ctx.doc.id, `signatures/${ctx.me.id}-${randomUUID()}.${img.ext}`);
       await storage.put(imageKey, img.bytes);
       return imageKey;
+    },
+
+    /**
+     * Removes the image of a request its transaction refused (rolled back: no row points to it), so
+     * refusals do not pile images up for the blob sweep's hour. A failed removal is left to the sweep.
+     */
+    async discardSignatureImage(imageKey: string): Promise<void> {
+      await storage.delete(imageKey).catch(() => undefined);
     },
 
     /** The gated recipient confirmed their emailed code: recorded on the recipient and in the audit trail. */
@@ -156,43 +155,9 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
 
     /** A SIGNER signs (or an APPROVER approves): values checked, stored, and the next turn invited. */
     async complete(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, client: ClientInfo, imageKey?: string): Promise<'SIGNED' | 'APPROVED'> {
-      const { doc, me, recipients, fields } = ctx;
-      assertCanAct(doc, me, recipients);
-      const given = new Map<number, string | null | undefined>();
-      input.fields.forEach((f, i) => {
-        if (!fields.some((x) => x.id === f.fieldId)) throw invalid(`body.fields.${i}.fieldId`, `field ${f.fieldId} is not one of yours`);
-        given.set(f.fieldId, f.value);
-      });
-
-      const needsSignature = fields.some((f) => f.type === 'SIGNATURE' || f.type === 'INITIALS');
-      let signature: RecipientRow['signature'] = null;
-      if (input.signature) {
-        const s = input.signature;
-        if (s.kind === 'typed') {
-          if (!s.text?.trim()) throw invalid('body.signature.text', 'a typed signature needs text');
-          // The page also sends the typed name as drawn in its script font (stored as `imageKey`);
-          // stamping that image makes the sealed PDF look like the preview the signer approved.
-          signature = { kind: 'typed', text: s.text.trim().slice(0, 200), imageKey };
-        } else {
-          if (!s.image || !imageKey) throw invalid('body.signature.image', `a ${s.kind} signature needs an image`);
-          signature = { kind: s.kind, imageKey };
-        }
-      } else if (needsSignature && me.role === 'SIGNER') {
-        throw invalid('body.signature', 'a signature is required');
-      }
-
-      for (const f of fields) {
-        const path = `body.fields[fieldId=${f.id}]`;
-        let value: string | null;
-        if (AUTO_FILLED.has(f.type)) value = this.prefill(me, f);
-        else if (f.type === 'SIGNATURE') value = signature?.imageKey ? `image:${signature.imageKey}` : (signature?.text ?? null);
-        else if (f.type === 'INITIALS') {
-          const typed = given.get(f.id)?.trim();
-          value = signature?.kind !== 'typed' && signature?.imageKey ? `image:${signature.imageKey}` : typed || initialsOf(signature?.text ?? me.name);
-        } else value = validateValue(f, given.get(f.id), path);
-        if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, `${f.type} is required`);
-        await repo.setFieldValue(tx, f.id, value);
-      }
+      const { doc, me, recipients } = ctx;
+      const { values, signature } = planCompletion(ctx, input, imageKey);
+      for (const [fieldId, value] of values) await repo.setFieldValue(tx, fieldId, value);
 
       const now = new Date();
       await repo.updateRecipient(tx, me.id, {
@@ -242,6 +207,60 @@ function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientR
   if (reason === 'view_only') throw new AppError('FORBIDDEN', 'Your role on this envelope is view-only');
   if (reason === 'verification_required') throw verificationRequired();
   throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${reason}`);
+}
+
+function prefill(me: RecipientRow, f: FieldRow): string | null {
+  if (f.type === 'NAME') return me.name;
+  if (f.type === 'EMAIL') return me.email;
+  if (f.type === 'DATE') return new Date().toISOString().slice(0, 10);
+  return f.value;
+}
+
+/**
+ * What a completion writes, every value checked: each of the recipient's fields' value and the
+ * signature. Throws the refusal the request earns: run before the image is stored (nothing is
+ * written for a request that will be refused) and again in the transaction, under the lock.
+ */
+function planCompletion(ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, imageKey?: string): { values: [number, string | null][]; signature: RecipientRow['signature'] } {
+  const { doc, me, recipients, fields } = ctx;
+  assertCanAct(doc, me, recipients);
+  const given = new Map<number, string | null | undefined>();
+  input.fields.forEach((f, i) => {
+    if (!fields.some((x) => x.id === f.fieldId)) throw invalid(`body.fields.${i}.fieldId`, `field ${f.fieldId} is not one of yours`);
+    given.set(f.fieldId, f.value);
+  });
+
+  const needsSignature = fields.some((f) => f.type === 'SIGNATURE' || f.type === 'INITIALS');
+  let signature: RecipientRow['signature'] = null;
+  if (input.signature) {
+    const s = input.signature;
+    if (s.kind === 'typed') {
+      if (!s.text?.trim()) throw invalid('body.signature.text', 'a typed signature needs text');
+      // The page also sends the typed name as drawn in its script font (stored as `imageKey`);
+      // stamping that image makes the sealed PDF look like the preview the signer approved.
+      signature = { kind: 'typed', text: s.text.trim().slice(0, 200), imageKey };
+    } else {
+      if (!s.image || !imageKey) throw invalid('body.signature.image', `a ${s.kind} signature needs an image`);
+      signature = { kind: s.kind, imageKey };
+    }
+  } else if (needsSignature && me.role === 'SIGNER') {
+    throw invalid('body.signature', 'a signature is required');
+  }
+
+  const values: [number, string | null][] = [];
+  for (const f of fields) {
+    const path = `body.fields[fieldId=${f.id}]`;
+    let value: string | null;
+    if (AUTO_FILLED.has(f.type)) value = prefill(me, f);
+    else if (f.type === 'SIGNATURE') value = signature?.imageKey ? `image:${signature.imageKey}` : (signature?.text ?? null);
+    else if (f.type === 'INITIALS') {
+      const typed = given.get(f.id)?.trim();
+      value = signature?.kind !== 'typed' && signature?.imageKey ? `image:${signature.imageKey}` : typed || initialsOf(signature?.text ?? me.name);
+    } else value = validateValue(f, given.get(f.id), path);
+    if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, `${f.type} is required`);
+    values.push([f.id, value]);
+  }
+  return { values, signature };
 }
 
 function validateValue(f: FieldRow, raw: string | null | undefined, path: string): string | null {

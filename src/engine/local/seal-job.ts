@@ -3,6 +3,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { z } from 'zod';
 import { defineJob } from '../../jobs/worker.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import { findSignedRanges, signedContentSha256 } from '../../pdf/signed-revisions.js';
 import type { CertificateData, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { SEAL_JOB, documentKey } from './local-engine.js';
@@ -77,8 +78,11 @@ export function sealJob(deps: {
         verificationUrl: deps.verificationUrl,
       };
       const sealed = await deps.seal({ original, fields: stamps, hide: fields.flatMap((f) => (f.hide ? [f.hide] : [])), certificate });
-      // The hash of the file exactly as stored and served: how /verify-document recognises it.
+      // The hash of the file exactly as stored and served: how /verify-document recognises it; and of
+      // what its signature (the last one, ours) covers, should bytes it does not cover change.
       const sealedSha256 = sha256Hex(Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength));
+      const [seal] = findSignedRanges(sealed);
+      const signedContent = seal ? signedContentSha256(sealed, seal) : null;
       // A key of this attempt's own: a run that overran its lease while another completed the
       // document must not replace the committed file (nor the attachments already queued with it).
       const signedKey = documentKey(doc.id, `signed-${randomUUID()}.pdf`);
@@ -88,7 +92,7 @@ export function sealJob(deps: {
         const done = await deps.lockAndSync(tx, doc.id, async () => {
           const current = await repo.document(tx, doc.id, true);
           if (!current || current.status !== 'SEALING') return false;
-          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, sealedSha256, completedAt });
+          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, sealedSha256, signedContentSha256: signedContent, completedAt });
           await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
           for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
           return true;

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { engineDocuments, engineRecipients } from '../../db/schema/index.js';
 
@@ -15,32 +15,41 @@ export type SealedDocument = {
 
 /** The built-in engine's sealed documents, found by the SHA-256 of the file it served (/verify-document). */
 export function createSealedDocumentsRepo() {
+  /**
+   * The completed documents `which` selects. Unscoped by customer on purpose: the hash of a sealed
+   * file (or of what its seal signs) is known only to whoever holds the file, and the answer (title,
+   * signers, when) is what that file's own certificate page already shows.
+   */
+  async function find(tx: DbOrTx, which: SQL): Promise<SealedDocument[]> {
+    const docs = await tx
+      .select({ id: engineDocuments.id, sealedSha256: engineDocuments.sealedSha256, title: engineDocuments.title, completedAt: engineDocuments.completedAt, testSend: engineDocuments.testSend })
+      .from(engineDocuments)
+      .where(and(which, eq(engineDocuments.status, 'COMPLETED')));
+    if (docs.length === 0) return [];
+    const recipients = await tx
+      .select({ documentId: engineRecipients.documentId, name: engineRecipients.name, role: engineRecipients.role, signedAt: engineRecipients.signedAt })
+      .from(engineRecipients)
+      .where(and(inArray(engineRecipients.documentId, docs.map((d) => d.id)), inArray(engineRecipients.role, ['SIGNER', 'APPROVER'])))
+      .orderBy(asc(engineRecipients.position));
+    return docs.map((d) => ({
+      documentId: d.id,
+      sealedSha256: d.sealedSha256!,
+      title: d.title,
+      completedAt: d.completedAt ?? new Date(0),
+      testSend: d.testSend,
+      signers: recipients.filter((r) => r.documentId === d.id).map(({ name, role, signedAt }) => ({ name, role, signedAt })),
+    }));
+  }
+
   return {
-    /**
-     * The completed documents whose sealed file has one of these hashes. Unscoped by customer on
-     * purpose: the hash of a sealed file is known only to whoever holds the file, and the answer
-     * (title, signers, when) is what that file's own certificate page already shows.
-     */
+    /** The completed documents whose sealed file has one of these hashes. */
     async findByHashes(tx: DbOrTx, hashes: string[]): Promise<SealedDocument[]> {
-      if (hashes.length === 0) return [];
-      const docs = await tx
-        .select({ id: engineDocuments.id, sealedSha256: engineDocuments.sealedSha256, title: engineDocuments.title, completedAt: engineDocuments.completedAt, testSend: engineDocuments.testSend })
-        .from(engineDocuments)
-        .where(and(inArray(engineDocuments.sealedSha256, hashes), eq(engineDocuments.status, 'COMPLETED')));
-      if (docs.length === 0) return [];
-      const recipients = await tx
-        .select({ documentId: engineRecipients.documentId, name: engineRecipients.name, role: engineRecipients.role, signedAt: engineRecipients.signedAt })
-        .from(engineRecipients)
-        .where(and(inArray(engineRecipients.documentId, docs.map((d) => d.id)), inArray(engineRecipients.role, ['SIGNER', 'APPROVER'])))
-        .orderBy(asc(engineRecipients.position));
-      return docs.map((d) => ({
-        documentId: d.id,
-        sealedSha256: d.sealedSha256!,
-        title: d.title,
-        completedAt: d.completedAt ?? new Date(0),
-        testSend: d.testSend,
-        signers: recipients.filter((r) => r.documentId === d.id).map(({ name, role, signedAt }) => ({ name, role, signedAt })),
-      }));
+      return hashes.length === 0 ? [] : find(tx, inArray(engineDocuments.sealedSha256, hashes));
+    },
+
+    /** The completed document whose seal signs exactly this content (signedContentSha256 of its range). */
+    async findBySignedContent(tx: DbOrTx, hash: string): Promise<SealedDocument | undefined> {
+      return (await find(tx, eq(engineDocuments.signedContentSha256, hash)))[0];
     },
   };
 }

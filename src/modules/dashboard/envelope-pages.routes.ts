@@ -18,7 +18,7 @@ const ZIdParam = z.object({ id: z.string() });
  * and events), GET /dashboard/envelopes/:id/download (the sealed PDF once COMPLETED). Reads go through
  * the envelope service, so ownership and the 404 for anyone else's envelope are the API's own.
  */
-export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesService, 'list' | 'get' | 'download'> }): DashboardSection {
+export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesService, 'list' | 'get' | 'openDownload'> }): DashboardSection {
   return (kit) => async (app) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const config = { dashboard: 'session' as const };
@@ -40,11 +40,9 @@ export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesSe
 
     r.get('/dashboard/envelopes/:id/download', { config, schema: { params: ZIdParam, querystring: ZModeQuery } }, async (request, reply) => {
       const ctx = sessionContext(request, request.query.mode);
-      const { bytes, filename } = await deps.db.transaction((tx) => deps.envelopes.download(tx, ctx, request.params.id, 'signed'));
-      return reply
-        .type('application/pdf')
-        .header('content-disposition', `attachment; filename="${filename}"`)
-        .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      // On the pool, not in a transaction: the PDF streams from the store as the browser reads it (DESIGN §4.13).
+      const { stream, size, filename } = await deps.envelopes.openDownload(deps.db, ctx, request.params.id, 'signed');
+      return reply.type('application/pdf').header('content-disposition', `attachment; filename="${filename}"`).header('content-length', size).send(stream);
     });
   };
 }

@@ -19,7 +19,7 @@ export const ZDocumentVerification = z
     unchanged: z.boolean().describe('True only for SEALED'),
     summary: z.string().describe('One sentence saying the same for a person'),
     sha256: z.string().describe('SHA-256 (hex) of the file as uploaded'),
-    envelope: ZSealedEnvelope.nullable().describe('The sealed envelope, when this server has its record and the file (or its signed revision) is byte for byte the one it sealed'),
+    envelope: ZSealedEnvelope.nullable().describe('The sealed envelope, when this server has its record and the file (or its signed revision) is the one it sealed, byte for byte or but for bytes its signature does not cover; always set for SEALED'),
     signature: z
       .object({
         intact: z.boolean().describe('The bytes the signature covers still match it'),

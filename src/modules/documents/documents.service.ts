@@ -3,11 +3,11 @@ import type { DbOrTx } from '../../db/client.js';
 import type { SealedDocument, SealedDocumentsRepo } from '../../engine/local/sealed-documents.repo.js';
 import { AppError } from '../../errors.js';
 import { checkSealSignature, type SealSignatureCheck } from '../../pdf/seal-signature.js';
-import { findSignedRanges, hasPdfHeader, prefixHashes, type SignedRange } from '../../pdf/signed-revisions.js';
+import { findSignedRanges, hasPdfHeader, prefixHashes, signedContentSha256, type SignedRange } from '../../pdf/signed-revisions.js';
 import type { TDocumentVerification, TSealedEnvelope } from './documents.schemas.js';
 
 export type DocumentsServiceDeps = {
-  sealed: Pick<SealedDocumentsRepo, 'findByHashes'>;
+  sealed: Pick<SealedDocumentsRepo, 'findByHashes' | 'findBySignedContent'>;
   /** The id the customer knows the envelope by (the one printed on the certificate). */
   envelopeIdOf: (tx: DbOrTx, engineDocumentId: string) => Promise<string | undefined>;
   /** The sealing certificate's public key; asked for only when the file carries a signature. */
@@ -16,15 +16,19 @@ export type DocumentsServiceDeps = {
 
 /**
  * Was this PDF sealed by us, and is it unchanged? Answered from the bytes alone, and nothing of them
- * is stored. The record of a seal is the SHA-256 of the sealed file as served (stored at sealing):
+ * is stored. The record of a seal is the SHA-256 of the sealed file as served, and of what its
+ * signature covers (both stored at sealing):
  * - the whole file has a sealed file's hash → SEALED;
  * - one of its signed revisions (the prefix [0, end) a /ByteRange ends at) has one → MODIFIED, content
  *   was appended after sealing (an incremental update; the signed revision is exactly what we served);
- * - neither, but a signature verifies under our sealing key → its byte range decides: intact over the
- *   whole file is SEALED (sealed before hashes were recorded, or elsewhere with this certificate), with
- *   no envelope to name; anything else is MODIFIED;
+ * - neither, but a signature verifies under our sealing key and is intact: what it covers may still be
+ *   a seal's content, with bytes the signature does not cover changed (the CMS's certificates and
+ *   padding are unsigned) → SEALED if it covers the whole file, MODIFIED if content was appended;
+ * - a signature of ours matching no record, or no longer matching what it covers → MODIFIED, with no
+ *   envelope: a SEALED answer always names its envelope (and so whether it was a test send);
  * - otherwise NOT_SEALED.
- * The envelope is described only when its sealed file is byte for byte in the caller's hands.
+ * The envelope is described only to a caller holding its sealed content: the file, a revision of it,
+ * or what its seal signs.
  */
 export function createDocumentsService(deps: DocumentsServiceDeps) {
   async function envelopeOf(tx: DbOrTx, doc: SealedDocument): Promise<TSealedEnvelope> {
@@ -70,8 +74,17 @@ export function createDocumentsService(deps: DocumentsServiceDeps) {
         const envelope = await envelopeOf(tx, revision);
         return { ...base, status: 'MODIFIED', sealedByThisServer: true, unchanged: false, envelope, summary: `Sealed by this server on ${day(envelope.completedAt)}, but changed since: content was added after sealing.` };
       }
+      const signedAs = ours && signature?.intact ? await deps.sealed.findBySignedContent(tx, signedContentSha256(bytes, ours.range)) : undefined;
+      if (signedAs) {
+        const envelope = await envelopeOf(tx, signedAs);
+        const sealedOn = `Sealed by this server on ${day(envelope.completedAt)}`;
+        if (signature!.coversWholeFile) {
+          return { ...base, status: 'SEALED', sealedByThisServer: true, unchanged: true, envelope, summary: `${sealedOn}; what its signature covers is unchanged since, though bytes it does not cover differ from the copy this server served.` };
+        }
+        return { ...base, status: 'MODIFIED', sealedByThisServer: true, unchanged: false, envelope, summary: `${sealedOn}, but changed since: content was added after sealing.` };
+      }
       if (signature?.intact && signature.coversWholeFile) {
-        return { ...base, status: 'SEALED', sealedByThisServer: true, unchanged: true, envelope: null, summary: "Sealed with this server's certificate and unchanged since, but this server holds no record of its envelope." };
+        return { ...base, status: 'MODIFIED', sealedByThisServer: true, unchanged: false, envelope: null, summary: "Signed with this server's certificate and intact where the signature covers it, but this server holds no record of this file nor of what it signs, so it cannot name the envelope: not the file it sealed." };
       }
       if (signature) {
         const what = signature.intact ? 'content was added after sealing' : 'the sealed content was altered, so the seal no longer matches it';

@@ -237,12 +237,13 @@ export function envelopesRoutes(deps: RouteDeps) {
         },
       },
       handler: async (request, reply) => {
-        const { bytes, filename } = await envelopes.download(deps.db, requestContext(request), request.params.id, request.query.version);
+        const { stream, size, filename } = await envelopes.openDownload(deps.db, requestContext(request), request.params.id, request.query.version);
         return reply
           .type('application/pdf')
           .header('content-disposition', `attachment; filename="${filename}"`)
-          // A Buffer is sent as is (never serialized); the string schema only documents the PDF body.
-          .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as unknown as string);
+          .header('content-length', size)
+          // Piped from the store as the client reads it (never serialized); the string schema only documents the PDF body.
+          .send(stream as unknown as string);
       },
     });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import type { OperatorContext, Paging, RequestContext } from '../../context.js';
 import type { DbOrTx, Tx } from '../../db/client.js';
-import { TERMINAL_STATUSES, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
+import { TERMINAL_STATUSES, type DocumentStream, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
 import { enqueueStatement } from '../../jobs/queue.js';
 import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
@@ -12,6 +12,7 @@ import type { VerificationsService } from '../verifications/verifications.servic
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
+import { downloadTarget, enginePdf, openEnginePdf, type DownloadVersion } from './envelope-downloads.js';
 import type { EnvelopesRepo, EnvelopeRow, Owner, StoredRecipientRow } from './envelopes.repo.js';
 import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas.js';
 
@@ -316,13 +317,15 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     },
 
     /** On the pool, in no transaction: the bytes come from the blob store, which must not be read with a transaction open (DESIGN §4.13). */
-    async download(db: DbOrTx, ctx: RequestContext, id: string, version: 'signed' | 'original'): Promise<{ bytes: Uint8Array; filename: string }> {
-      const envelope = await requireEnvelope(db, id, ownerOf(ctx));
-      if (envelope.purgedAt) throw new AppError('DOCUMENT_PURGED', 'The documents passed their retention date and were deleted');
-      const base = (envelope.title ?? 'envelope').replace(/[^\w.-]+/g, '_').slice(0, 80) || 'envelope';
-      if (version === 'original') return { bytes: await engine.originalPdf(db, envelope.engineEnvelopeId), filename: `${base}.pdf` };
-      if (envelope.status !== 'COMPLETED') throw new AppError('ENVELOPE_NOT_COMPLETE', `The envelope is ${envelope.status}; the signed PDF exists once it is COMPLETED`);
-      return { bytes: await engine.signedPdf(db, envelope.engineEnvelopeId), filename: `${base}-signed.pdf` };
+    async download(db: DbOrTx, ctx: RequestContext, id: string, version: DownloadVersion): Promise<{ bytes: Uint8Array; filename: string }> {
+      const { engineEnvelopeId, filename } = downloadTarget(await requireEnvelope(db, id, ownerOf(ctx)), version);
+      return { bytes: await enginePdf(engine, db, engineEnvelopeId, version), filename };
+    },
+
+    /** As download, as a stream from the store (the download routes); on the pool too. */
+    async openDownload(db: DbOrTx, ctx: RequestContext, id: string, version: DownloadVersion): Promise<DocumentStream & { filename: string }> {
+      const { engineEnvelopeId, filename } = downloadTarget(await requireEnvelope(db, id, ownerOf(ctx)), version);
+      return { ...(await openEnginePdf(engine, db, engineEnvelopeId, version)), filename };
     },
 
     async addFields(tx: Tx, ctx: RequestContext, id: string, fields: TFieldInput[]) {

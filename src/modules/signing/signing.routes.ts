@@ -28,11 +28,8 @@ export function signingRoutes(deps: { signing: SigningService }) {
     });
 
     r.get('/sign/:token/document', { schema: { hide: true, params: ZToken } }, async (request, reply) => {
-      const bytes = await deps.signing.document(request.params.token);
-      return reply
-        .type('application/pdf')
-        .header('cache-control', 'no-store')
-        .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      const { stream, size } = await deps.signing.document(request.params.token);
+      return reply.type('application/pdf').header('cache-control', 'no-store').header('content-length', size).send(stream);
     });
 
     r.post('/sign/:token/complete', { bodyLimit, schema: { hide: true, params: ZToken, body: ZComplete } }, async (request) =>

@@ -8,6 +8,7 @@ import {
   type CompleteInput,
   type RecipientActions,
 } from '../../engine/local/recipient-actions.js';
+import type { DocumentStream } from '../../engine/engine.js';
 import type { DocumentViews } from '../../engine/local/document-views.js';
 import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
 import { currentTurn } from '../../engine/local/turns.js';
@@ -125,7 +126,7 @@ export function createSigningService(deps: {
      * The sealed PDF once COMPLETED; before that the document as it stands (document-views.ts). What
      * to serve is read in a short transaction; the storage reads and any render happen after it.
      */
-    async document(token: string): Promise<Uint8Array> {
+    async document(token: string): Promise<DocumentStream> {
       const { documentId, view } = await deps.db.transaction(async (tx) => {
         const recipient = await actions.recipientOf(tx, token);
         if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
@@ -137,17 +138,25 @@ export function createSigningService(deps: {
         if (doc.purgedAt) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
         return { documentId: doc.id, view: await deps.views.plan(tx, doc, recipients) };
       });
-      const bytes = await deps.views.bytes(documentId, view);
-      if (!bytes) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
-      return bytes;
+      const opened = await deps.views.open(documentId, view);
+      if (!opened) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
+      return opened;
     },
 
     async complete(token: string, input: CompleteInput, client: ClientInfo) {
       const imageKey = await actions.storeSignatureImage(deps.db, token, input);
-      return withRecipient(token, async (tx, ctx) => {
-        const status = await actions.complete(tx, ctx, input, client, imageKey);
-        return { status, redirectUrl: ctx.doc.meta.redirectUrl ?? null };
-      }, { distribute: true });
+      try {
+        return await withRecipient(token, async (tx, ctx) => {
+          const status = await actions.complete(tx, ctx, input, client, imageKey);
+          return { status, redirectUrl: ctx.doc.meta.redirectUrl ?? null };
+        }, { distribute: true });
+      } catch (err) {
+        // An AppError is a refusal thrown inside the transaction, which rolled back: nothing points to
+        // the image. Any other error may have come after a commit (its outcome unknown): the blob
+        // sweep, which checks for references, decides then.
+        if (imageKey && err instanceof AppError) await actions.discardSignatureImage(imageKey);
+        throw err;
+      }
     },
 
     /** Emails a gated recipient their code (rate-limited by the verifications module). */

@@ -18,8 +18,12 @@ export interface BlobStorage {
   putFile(key: string, file: string, opts?: PutFileOptions): Promise<void>;
   /** The bytes under the key, or undefined when there are none. */
   get(key: string): Promise<Uint8Array | undefined>;
-  /** The bytes as a stream (for large downloads), or undefined when there are none. */
-  getStream(key: string): Promise<Readable | undefined>;
+  /**
+   * The bytes as a stream (for large downloads) with their length, read with the stream (one object,
+   * one generation), or undefined when there are none. A stream ends with an error, never with other
+   * bytes, when it cannot give exactly `size` bytes of what was stored.
+   */
+  getStream(key: string): Promise<BlobStream | undefined>;
   /** Removes the key; removing a key that does not exist is not an error (jobs may run twice). */
   delete(key: string): Promise<void>;
   /**
@@ -33,6 +37,8 @@ export interface BlobStorage {
 }
 
 export type StoredBlob = { key: string; modifiedAt: Date };
+
+export type BlobStream = { stream: Readable; size: number };
 
 export type PutFileOptions = { move?: boolean };
 

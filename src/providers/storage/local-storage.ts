@@ -1,9 +1,8 @@
 import { constants } from 'node:fs';
 import { access, lstat, mkdir, open, opendir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { copyFileAtomic, moveFileAtomic, writeFileAtomic } from './atomic-write.js';
-import { assertBlobKey, type BlobStorage, type StoredBlob } from './blob-storage.js';
+import { assertBlobKey, type BlobStorage, type BlobStream, type StoredBlob } from './blob-storage.js';
 
 /** Missing file, or a "file" that is really a directory (key `a` when `a/b` exists): no blob either way. */
 const isAbsent = (err: unknown) => ['ENOENT', 'EISDIR', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
@@ -41,7 +40,7 @@ export function createLocalStorage(root: string): BlobStorage & { check(): Promi
       }
     },
 
-    async getStream(key): Promise<Readable | undefined> {
+    async getStream(key): Promise<BlobStream | undefined> {
       const file = fileOf(key);
       // Open first so a missing key is reported as undefined, not as a stream that errors later.
       let handle: FileHandle;
@@ -51,16 +50,17 @@ export function createLocalStorage(root: string): BlobStorage & { check(): Promi
         if (isAbsent(err)) return undefined;
         throw err;
       }
-      const isDirectory = await handle.stat().then((s) => s.isDirectory(), async (err) => {
+      const stats = await handle.stat().catch(async (err) => {
         await handle.close();
         throw err;
       });
-      if (isDirectory) {
+      if (stats.isDirectory()) {
         await handle.close();
         return undefined;
       }
+      // The size of the file this handle reads: a write replaces the file (a rename), never this one.
       // The stream closes the handle when it ends or is destroyed.
-      return handle.createReadStream();
+      return { stream: handle.createReadStream(), size: stats.size };
     },
 
     async *list(prefix): AsyncIterable<StoredBlob> {

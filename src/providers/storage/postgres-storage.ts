@@ -136,7 +136,7 @@ export function createPostgresStorage(db: Db): BlobStorage & { check(): Promise<
         }
       }
       // A byte stream pulls the next chunk only once the reader took the last one.
-      return Readable.from(chunks(), { objectMode: false });
+      return { stream: Readable.from(chunks(), { objectMode: false }), size };
     },
 
     async delete(key) {

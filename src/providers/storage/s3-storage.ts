@@ -79,7 +79,8 @@ export function createS3Storage(opts: S3StorageOptions): BlobStorage & { check()
   async function getObject(key: string) {
     assertBlobKey(key);
     try {
-      return (await client.send(new GetObjectCommand({ Bucket, Key: key }))).Body;
+      const { Body, ContentLength } = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+      return Body && { Body, ContentLength };
     } catch (err) {
       if (isMissing(err)) return undefined;
       throw err;
@@ -101,15 +102,23 @@ export function createS3Storage(opts: S3StorageOptions): BlobStorage & { check()
     },
 
     async get(key) {
-      const body = await getObject(key);
-      if (!body) return undefined;
-      const bytes = await body.transformToByteArray();
+      const object = await getObject(key);
+      if (!object) return undefined;
+      const bytes = await object.Body.transformToByteArray();
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     },
 
     async getStream(key) {
+      const object = await getObject(key);
+      if (!object) return undefined;
       // In Node the body is the response stream itself: the caller pipes it and it is never held whole.
-      return (await getObject(key)) as Readable | undefined;
+      // Its length is the object's, from the same answer.
+      const stream = object.Body as Readable;
+      if (object.ContentLength === undefined) {
+        stream.destroy();
+        throw new Error(`blob ${key}: the store gave no Content-Length`);
+      }
+      return { stream, size: object.ContentLength };
     },
 
     async delete(key) {

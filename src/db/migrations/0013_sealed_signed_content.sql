@@ -1,0 +1,2 @@
+ALTER TABLE "engine_documents" ADD COLUMN "signed_content_sha256" text;--> statement-breakpoint
+CREATE INDEX "engine_documents_signed_content_sha256_idx" ON "engine_documents" USING btree ("signed_content_sha256");
