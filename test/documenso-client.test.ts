@@ -143,6 +143,12 @@ describe('documenso client', () => {
     await fails(small.download(itemId, 'original'), 'DOWNLOAD_FAILED', 'unexpected');
     assert.deepEqual(await client({ maxDownloadBytes: pdf.byteLength }).download(itemId, 'original'), pdf);
 
+    // A 4xx on create is Documenso refusing this request, not an outage: the engine's refusal, not retryable.
+    standin.failNext(1, 'error', { route: 'envelope.create', status: 400 });
+    const create = await fails(draft(c), 'SEND_FAILED', 'refused');
+    assert.equal(create.status, 502);
+    assert.equal(create.extras.retryable, false);
+
     const unsigned = await draft(c, false);
     await fails(c.distribute({ envelopeId: unsigned.id }), 'SEND_FAILED', 'refused');
     // Documenso answers a reminder on a draft with a plain 500: unavailable, not a refusal.

@@ -250,6 +250,16 @@ describe('documenso engine', () => {
     assert.equal(await balance(poorer.apiKey), balance0 - 100_000);
   });
 
+  test('Documenso refusing the create (4xx): 502 SEND_FAILED, retryable false, nothing charged, no envelope', async () => {
+    const [balance0, count0] = [await balance(), await envelopeCount()];
+    const a = person('refused');
+    standin.failNext(1, 'error', { route: 'envelope.create', status: 400 });
+    const body = assertError(await create([a]), 502, 'SEND_FAILED');
+    assert.equal(body.retryable, false);
+    assert.equal(await balance(), balance0);
+    assert.equal(await envelopeCount(), count0);
+  });
+
   test('verificationRequired is refused (400, naming the recipient) before Documenso is called; nothing charged', async () => {
     const [balance0, creates0] = [await balance(), standin.calls['envelope.create']];
     const a = person('gated');

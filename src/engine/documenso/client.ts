@@ -27,10 +27,12 @@ type Operation = { what: string; idempotent: boolean; refused: ErrorCode; unexpe
  * The one table from a failed call to what Signet's caller sees. Unreachable, timed out, 5xx, 429 and
  * an open circuit are always DOCUMENSO_UNAVAILABLE (503: retry with the same Idempotency-Key), and so
  * is a refused API key (the operator's to fix, not the caller's). `refused` names a 4xx answer (Documenso
- * is up and said no); `unexpected` a 2xx whose body is not what was asked for.
+ * is up and said no: the error says `retryable: false`); `unexpected` a 2xx whose body is not what was asked for.
  */
 export const OPERATIONS = {
-  createEnvelope: { what: 'create the envelope', idempotent: false, refused: 'DOCUMENSO_UNAVAILABLE' },
+  // A 4xx on create is Documenso refusing this document or these recipients: the same request would be
+  // refused again, so it is not reported as an outage (503) but as the engine's refusal, not retryable.
+  createEnvelope: { what: 'create the envelope', idempotent: false, refused: 'SEND_FAILED' },
   getEnvelope: { what: 'read the envelope', idempotent: true, refused: 'DOCUMENSO_UNAVAILABLE' },
   updateEnvelope: { what: 'update the template', idempotent: false, refused: 'UPDATE_FAILED' },
   createFields: { what: 'add the fields', idempotent: false, refused: 'FIELD_CREATION_FAILED' },
@@ -50,8 +52,9 @@ export class DocumensoCallError extends AppError {
     code: ErrorCode,
     message: string,
     readonly upstream: { op: OperationName; kind: FailureKind; status?: number; attempts: number },
+    extras: Record<string, unknown> = {},
   ) {
-    super(code, message);
+    super(code, message, extras);
   }
 }
 
@@ -211,7 +214,7 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
   function toError(op: OperationName, f: Failure, attempts: number, retryInMs?: number): DocumensoCallError {
     const spec: Operation = OPERATIONS[op];
     const upstream = { op, kind: f.kind, status: f.status, attempts };
-    const fail = (code: ErrorCode, message: string) => new DocumensoCallError(code, scrub(message), upstream);
+    const fail = (code: ErrorCode, message: string, extras?: Record<string, unknown>) => new DocumensoCallError(code, scrub(message), upstream, extras);
     switch (f.kind) {
       case 'open':
         return fail('DOCUMENSO_UNAVAILABLE', `Documenso is failing; calls are paused for ${Math.max(1, Math.ceil((retryInMs ?? 0) / 1000))} s; retry with backoff and the same Idempotency-Key`);
@@ -227,7 +230,8 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
         return fail(spec.unexpected ?? 'DOCUMENSO_UNAVAILABLE', `Documenso's answer to ${spec.what} was not what was asked for`);
       case 'not_found':
       case 'refused':
-        return fail(spec.refused, `Documenso refused to ${spec.what} (${f.status}${f.detail ? `: ${f.detail}` : ''})`);
+        // Documenso is up and said no: repeating the same call gets the same answer.
+        return fail(spec.refused, `Documenso refused to ${spec.what} (${f.status}${f.detail ? `: ${f.detail}` : ''})`, spec.refused === 'DOCUMENSO_UNAVAILABLE' ? {} : { retryable: false });
     }
   }
 
