@@ -228,6 +228,19 @@ describe('documenso client', () => {
     assert.equal(c.circuit, 'closed');
   });
 
+  test('slow downloads open only the downloads\' circuit: every other call goes on', async () => {
+    const c = client({ retries: 0, timeoutMs: 2000, downloadTimeoutMs: 150, breaker: { failures: 2, coolDownMs: 30_000 } });
+    const { id, itemId } = await draft(c);
+    standin.failNext(2, 'hang', { route: 'item.download' });
+    for (let i = 0; i < 2; i++) assert.match((await fails(c.download(itemId, 'signed'), 'DOCUMENSO_UNAVAILABLE', 'timeout')).message, /within 150 ms/);
+    assert.equal(c.downloadCircuit, 'open');
+    assert.equal(await callsTo('item.download', () => fails(c.download(itemId, 'signed'), 'DOCUMENSO_UNAVAILABLE', 'open')), 0);
+    // The API calls have their own circuit, still closed.
+    assert.equal(c.circuit, 'closed');
+    assert.equal((await c.getEnvelope(id))!.id, id);
+    await c.distribute({ envelopeId: id });
+  });
+
   test('the API key is in no error and no log line', () => {
     assert.ok(errors.length >= 30, `errors seen: ${errors.length}`);
     for (const e of errors as DocumensoCallError[]) {

@@ -65,11 +65,16 @@ export type DocumensoClientOptions = {
   apiKey: string;
   /** Per attempt, including reading the body. */
   timeoutMs?: number;
+  /** Per attempt of a PDF download, body included: a large PDF takes longer than an API answer. Default 60 s. */
+  downloadTimeoutMs?: number;
   /** Extra attempts for an idempotent call (get, download, delete). */
   retries?: number;
   /** First backoff; doubled per retry, with jitter. */
   backoffMs?: number;
-  /** Consecutive failed attempts that open the circuit, and how long it stays open. */
+  /**
+   * Consecutive failed attempts that open the circuit, and how long it stays open. Downloads have a
+   * circuit of their own with the same settings: slow large PDFs must not pause every other call.
+   */
   breaker?: { failures?: number; coolDownMs?: number };
   log?: { warn(obj: Record<string, unknown>, msg: string): void };
   /** A download larger than this is refused (DOWNLOAD_FAILED) without being read whole. Default 100 MiB. */
@@ -205,7 +210,12 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
   const retries = opts.retries ?? 2;
   const maxDownloadBytes = opts.maxDownloadBytes ?? 100 * 1024 * 1024;
   const backoffMs = opts.backoffMs ?? 200;
-  const breaker = new Breaker(opts.breaker?.failures ?? 5, opts.breaker?.coolDownMs ?? 30_000, opts.now ?? Date.now);
+  const downloadTimeoutMs = opts.downloadTimeoutMs ?? 60_000;
+  const newBreaker = () => new Breaker(opts.breaker?.failures ?? 5, opts.breaker?.coolDownMs ?? 30_000, opts.now ?? Date.now);
+  const breaker = newBreaker();
+  const downloads = newBreaker();
+  const breakerOf = (op: OperationName) => (op === 'download' ? downloads : breaker);
+  const timeoutOf = (op: OperationName) => (op === 'download' ? downloadTimeoutMs : timeoutMs);
   // retryConfig none: retries are ours, so a non-idempotent call is never repeated by the SDK either.
   const sdk = new Documenso({ serverURL: base, apiKey: opts.apiKey, timeoutMs, retryConfig: { strategy: 'none' } });
   const perCall = { timeoutMs, retries: { strategy: 'none' as const } };
@@ -221,7 +231,7 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
       case 'unreachable':
         return fail('DOCUMENSO_UNAVAILABLE', `Documenso could not be reached to ${spec.what}; retry with backoff and the same Idempotency-Key`);
       case 'timeout':
-        return fail('DOCUMENSO_UNAVAILABLE', `Documenso did not answer within ${timeoutMs} ms to ${spec.what}; retry with backoff and the same Idempotency-Key`);
+        return fail('DOCUMENSO_UNAVAILABLE', `Documenso did not answer within ${timeoutOf(op)} ms to ${spec.what}; retry with backoff and the same Idempotency-Key`);
       case 'server':
         return fail('DOCUMENSO_UNAVAILABLE', `Documenso answered ${f.status} to ${spec.what}; retry with backoff and the same Idempotency-Key`);
       case 'unauthorized':
@@ -237,6 +247,7 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
 
   async function call<T>(op: OperationName, attempt: () => Promise<T>): Promise<T> {
     const maxAttempts = OPERATIONS[op].idempotent ? 1 + retries : 1;
+    const breaker = breakerOf(op);
     for (let n = 1; ; n++) {
       const gate = breaker.admit();
       if (typeof gate === 'number') throw toError(op, { kind: 'open' }, n - 1, gate);
@@ -269,6 +280,10 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
     /** open, closed or half-open: for /health and tests. */
     get circuit() {
       return breaker.state;
+    },
+    /** The downloads' own circuit (tests). */
+    get downloadCircuit() {
+      return downloads.state;
     },
     createEnvelope: (req: ops.EnvelopeCreateRequest) => call('createEnvelope', () => sdk.envelopes.create(req, perCall)),
     /** Null when Documenso has no such envelope (deleted there). */
@@ -315,7 +330,7 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
       call('download', async () => {
         const res = await fetch(`${base}/envelope/item/${encodeURIComponent(envelopeItemId)}/download?version=${version}`, {
           headers: { authorization: opts.apiKey, accept: 'application/pdf' },
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: AbortSignal.timeout(downloadTimeoutMs),
         });
         if (!res.ok) {
           const body = await readCapped(res, 64 * 1024).catch(() => undefined);
