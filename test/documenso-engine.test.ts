@@ -13,7 +13,7 @@ import { createDocumensoEngine } from '../src/engine/documenso/documenso-engine.
 import { createEnvelopesRepo } from '../src/modules/envelopes/envelopes.repo.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import { type DocumensoStandin, startDocumensoStandin } from './fixtures/documenso-standin.js';
-import { assertError, drain, envelopeBody, eventTypes, makePdf, multipart, newKey, person, postMultipart, samplePdf, sigField, uniq, type Envelope, type Recipient } from './fixtures/envelopes.js';
+import { assertError, drain, envelopeBody, eventTypes, ledgerFor, makePdf, multipart, newKey, person, postMultipart, samplePdf, sigField, uniq, type Envelope, type Recipient } from './fixtures/envelopes.js';
 import { startReceiver, type Receiver } from './fixtures/receiver.js';
 
 const SECRET = 'documenso-webhook-secret-for-tests';
@@ -204,6 +204,31 @@ describe('documenso engine', () => {
     assert.ok((await eventTypes(t, env.envelopeId)).includes('DOCUMENT_SIGNED'));
     const stranger = await postHook({ event: 'DOCUMENT_SIGNED', payload: { ...payload, id: 987_654_321 }, createdAt: new Date().toISOString(), webhookEndpoint: hookUrl });
     assert.deepEqual(stranger.json(), { received: true, ignored: true });
+  });
+
+  test('Documenso expiring every recipient still to act (RECIPIENT_EXPIRED) ends the envelope EXPIRED: refunded once, one envelope.expired', async () => {
+    const [a, b, cc] = [person('rexp-a'), person('rexp-b'), person('rexp-cc', 'CC')];
+    const env = await createSent([a, b, cc]);
+    const refunds = async () => (await ledgerFor(t, env.envelopeId, 'refund')).length;
+    // One of two expired: the other can still sign.
+    await standin.expire(env.engineEnvelopeId, a.email);
+    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
+    assert.equal(await refunds(), 0);
+
+    const [a2, b2] = [person('rexp-a2'), person('rexp-b2')];
+    const ended = await createSent([a2, b2]);
+    await standin.expire(ended.engineEnvelopeId, a2.email);
+    const deliveries = await standin.expire(ended.engineEnvelopeId, b2.email);
+    assert.deepEqual(deliveries.map((d) => [d.event, d.status]), [['RECIPIENT_EXPIRED', 200]]);
+    assert.equal(standin.envelopes.get(ended.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal((await status(ended.envelopeId)).json().status, 'EXPIRED');
+    // The callback again, and another read: nothing more.
+    await standin.redeliver(standin.deliveries.length - 1);
+    assert.equal((await status(ended.envelopeId)).json().status, 'EXPIRED');
+    await drain(t);
+    assert.equal((await ledgerFor(t, ended.envelopeId, 'refund')).length, 1);
+    assert.equal((await eventTypes(t, ended.envelopeId)).filter((e) => e === 'DOCUMENT_EXPIRED').length, 1);
+    assert.deepEqual((await deliveredEvents(ended.envelopeId)).filter((e) => e === 'envelope.expired'), ['envelope.expired']);
   });
 
   test('a lost callback is made good by GET status', async () => {
