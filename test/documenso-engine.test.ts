@@ -66,6 +66,12 @@ async function createSent(recipients: Recipient[]): Promise<Envelope> {
   return env;
 }
 
+/** Distribution jobs waiting for a retry run now (drain runs only what is due). */
+async function retryJobsNow(): Promise<void> {
+  await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE status = 'queued' AND type = 'envelope.distribute'`);
+  await drain(t);
+}
+
 const postHook = (body: unknown, secret: string | null = SECRET) =>
   t.app.inject({ method: 'POST', url: '/engine/documenso/webhook', headers: { 'content-type': 'application/json', ...(secret === null ? {} : { 'x-documenso-secret': secret }) }, payload: JSON.stringify(body) });
 
@@ -105,7 +111,7 @@ describe('documenso engine', () => {
     assert.deepEqual(got.recipients.map((r) => r.signingUrl), env.recipients.map((r) => r.signingUrl));
     // A second distribution (the job run again) is a no-op, not Documenso's 500.
     const calls = standin.calls['envelope.distribute'];
-    await t.container.db.transaction((tx) => t.container.envelopes.distribute(tx, env.envelopeId));
+    await t.container.envelopes.distribute(t.container.db, env.envelopeId, async () => true);
     assert.equal(standin.calls['envelope.distribute'], calls);
   });
 
@@ -323,7 +329,7 @@ describe('documenso engine', () => {
     assert.equal((await status(draft.envelopeId)).json().status, 'CANCELLED');
   });
 
-  test('send of a draft: distributed after the charge; Documenso down → 503, nothing charged, still a DRAFT; the same key succeeds after', async () => {
+  test('send of a draft: charged and PENDING at once, distributed by its job after the commit; Documenso down → retried, charged once', async () => {
     const a = person('draft');
     const res = await create([a], { draft: true });
     assert.equal(res.statusCode, 201, res.body);
@@ -333,16 +339,41 @@ describe('documenso engine', () => {
     const balance0 = await balance();
     const key = newKey();
     const send = () => t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': key }, payload: '{}' });
+    const distributes = standin.calls['envelope.distribute'];
     standin.failNext(1, 'error', { route: 'envelope.distribute' });
-    assertError(await send(), 503, 'DOCUMENSO_UNAVAILABLE');
-    assert.equal(await balance(), balance0);
-    assert.equal((await status(env.envelopeId)).json().status, 'DRAFT');
     const ok = await send();
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.equal(ok.json().status, 'SENT');
+    assert.equal(ok.json().status, 'PENDING');
     assert.equal(ok.json().recipients[0].signingUrl, env.recipients[0].signingUrl);
-    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal(standin.calls['envelope.distribute'], distributes, 'Documenso is not called in the request');
     assert.equal(await balance(), balance0 - 100_000);
+    // Documenso's draft is the send still to come: a read does not make it a DRAFT again.
+    assert.equal((await status(env.envelopeId)).json().status, 'PENDING');
+    await assert.rejects(drain(t), /envelope\.distribute#\d+: Documenso answered 500/); // the job's first attempt: Documenso down
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'DRAFT');
+    await retryJobsNow();
+    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal((await send()).headers['idempotent-replayed'], 'true');
+    // Other tests' refunds land on this balance when the jobs drain: this envelope's ledger says it.
+    assert.deepEqual((await ledgerFor(t, env.envelopeId)).map((l) => [l.direction, l.amountMicros]), [['debit', 100_000n]]);
+  });
+
+  test('a distribute Documenso carried out whose reply was lost: the send is charged once, and Signet follows Documenso', async () => {
+    const a = person('lost-reply');
+    const env = (await create([a], { draft: true })).json() as Envelope;
+    standin.failNext(1, 'lost', { route: 'envelope.distribute' });
+    const sent = await t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': newKey() }, payload: '{}' });
+    assert.equal(sent.statusCode, 200, sent.body);
+    await assert.rejects(drain(t), /envelope\.distribute#\d+: Documenso could not be reached/); // the job: Documenso distributes, the reply is lost
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
+    await standin.sign(env.engineEnvelopeId, a.email);
+    assert.equal((await status(env.envelopeId)).json().status, 'COMPLETED');
+    const distributes = standin.calls['envelope.distribute'];
+    await retryJobsNow(); // the job's retry finds the work done
+    assert.equal(standin.calls['envelope.distribute'], distributes);
+    assert.deepEqual((await ledgerFor(t, env.envelopeId)).map((l) => [l.direction, l.amountMicros]), [['debit', 100_000n]]);
   });
 
   test("fields of a draft: added and removed in Documenso; another envelope's field id is not this one's", async () => {

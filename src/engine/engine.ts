@@ -104,9 +104,10 @@ export interface SigningEngine {
   removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;
   /**
    * Distributes: invitations go out (to the first in signing order); the document becomes SENT.
-   * `testSend` (when given) decides, at send time, whether mail goes to the outbox only.
+   * `testSend` (when given) decides, at send time, whether mail goes to the outbox only. A remote
+   * engine is called with no transaction open (the pool), and must find its work done when repeated.
    */
-  send(tx: Tx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
+  send(tx: DbOrTx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
   /** Reminds every recipient who still has to act and may act now; returns whom. */
   resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
   /**

@@ -176,7 +176,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return repo.deleteField(tx, doc.id, engineFieldId);
     },
 
-    async send(tx, engineEnvelopeId, opts = {}) {
+    async send(tx: Tx, engineEnvelopeId: string, opts: { meta?: EngineMeta; testSend?: boolean } = {}) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
       const meta = { ...doc.meta, ...opts.meta };

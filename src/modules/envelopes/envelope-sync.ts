@@ -8,6 +8,12 @@ import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
+/**
+ * A send Signet recorded (PENDING: charged, its distribution queued) is never undone by a sync: an
+ * engine still holding a draft is that distribution still to come (envelope-send.ts).
+ */
+const asRecorded = (envelope: EnvelopeRow, status: EngineStatus): EngineStatus => (envelope.status === 'PENDING' && status.status === 'DRAFT' ? { ...status, status: 'PENDING' } : status);
+
 export type PublishedEvent = {
   owner: Owner;
   envelopeId: string;
@@ -186,7 +192,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
    * recipients), so it is not read again.
    */
   async function reconcile(tx: Tx, envelope: EnvelopeRow, known: { live?: EngineStatus; stored?: StoredRecipientRow[] } = {}): Promise<InStep> {
-    const status = known.live ?? (await engine.status(tx, envelope.engineEnvelopeId));
+    const status = asRecorded(envelope, known.live ?? (await engine.status(tx, envelope.engineEnvelopeId)));
     const stored = known.stored ?? (await repo.recipients(tx, [envelope.id]));
     const { events, updates } = diff(envelope, status, stored);
     const updated = new Map(updates.map((u) => [u.id, u.set]));
@@ -267,7 +273,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     copy: { envelope: EnvelopeRow; recipients: StoredRecipientRow[] },
     lock: (tx: Tx) => Promise<EnvelopeRow>,
   ): Promise<InStep & { links: Map<string, string>; gates: Map<string, RecipientGate> }> {
-    const status = await engine.status(db, copy.envelope.engineEnvelopeId);
+    const status = asRecorded(copy.envelope, await engine.status(db, copy.envelope.engineEnvelopeId));
     const read = diff(copy.envelope, status, copy.recipients).inStep ? { ...copy, status } : await db.transaction(async (tx) => reconcile(tx, await lock(tx)));
     return { ...read, links: await linksOf(db, read.status, read.recipients), gates: await gatesOf(db, read.recipients) };
   }

@@ -6,16 +6,12 @@ import type { EnvelopesService } from './envelopes.service.js';
 
 export const DISTRIBUTE_JOB = 'envelope.distribute';
 
-/** PENDING → SENT: the invitations of a create-and-send go out after the request committed; the job ends done in the same transaction. */
+/** PENDING → SENT: the invitations of a send go out after the request committed; the job ends done in the transaction that records it. */
 export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'distribute'> }) =>
   defineJob({
     type: DISTRIBUTE_JOB,
     payload: z.object({ envelopeId: z.guid() }),
-    handle: ({ envelopeId }, ctx) =>
-      deps.db.transaction(async (tx) => {
-        await deps.envelopes.distribute(tx, envelopeId);
-        return (await complete(tx, ctx.jobId, ctx.workerId)) ? 'completed' : undefined;
-      }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.distribute(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
   });
 
 export const envelopePeriodicTasks = (deps: { envelopes: Pick<EnvelopesService, 'expireDue' | 'purgeDue'> }): PeriodicTask[] => [

@@ -10,6 +10,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
+import { createEnvelopeSend, requireDraft } from './envelope-send.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
 import type { EnvelopesRepo, EnvelopeRow, Owner, StoredRecipientRow } from './envelopes.repo.js';
@@ -110,6 +111,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       });
     }
   }
+
+  const sending = createEnvelopeSend({ repo, engine, sync, billing: deps.billing, audit: deps.audit, signingUrlsOf: deps.signingUrlsOf, gateRecipients });
 
   return {
     /**
@@ -216,13 +219,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return { dto: dtoOf(envelope, { recipients, fields: storedFields, links, gates }) };
     },
 
-    /** The distribution job: PENDING → SENT, invitations out. Safe to run twice. */
-    async distribute(tx: Tx, envelopeId: string): Promise<void> {
-      const envelope = await repo.findById(tx, envelopeId, true);
-      if (!envelope || envelope.status !== 'PENDING') return;
-      await engine.send(tx, envelope.engineEnvelopeId);
-      await syncFromEngine(tx, envelope);
-    },
+    /** The distribution job (envelope-send.ts). */
+    distribute: sending.distribute,
 
     async get(db: DbOrTx, ctx: RequestContext, id: string): Promise<TEnvelope> {
       const envelope = await requireEnvelope(db, id, ownerOf(ctx));
@@ -247,30 +245,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
     async send(tx: Tx, ctx: RequestContext, id: string, meta: TCreatePayload['meta']) {
       const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
-      if (envelope.status === 'CANCELLED') throw new AppError('ENVELOPE_CANCELLED', 'The envelope was cancelled');
-      if (envelope.status !== 'DRAFT') throw new AppError('ALREADY_COMPLETED', `Only a DRAFT can be sent; this envelope is ${envelope.status}`);
-      const recipients = await repo.recipients(tx, [envelope.id]);
-      requireSignatureFields(recipients, await repo.fields(tx, [envelope.id]), () => 'fields');
-      // X-Service-Test-Mode is not honoured here (SPEC: create-and-send only); a test key still sends free.
-      const billed = { actor: ctx.actor, operation: 'envelope_send' as const, testModeHeader: false };
-      const quote = deps.billing.quote(billed);
-      const charge = () => deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
-      // Last, as on create, so the balance row is locked briefly; but first when a gated recipient's verification (charged
-      // with the envelope) must exist before the invitations, or when a remote engine's send (no rollback undoes it) must be last.
-      const gated = recipients.some((r) => r.verificationRequired);
-      const chargeFirst = gated || engine.remote === true;
-      if (chargeFirst) await charge();
-      if (gated) await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope, recipients);
-      // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
-      const testSend = quote.sandbox;
-      await repo.update(tx, envelope.id, { chargedMicros: quote.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
-      await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
-      // The stored recipients read above are current: the engine's send changed only its own rows, under the lock.
-      const after = await sync.reconcile(tx, { ...envelope, chargedMicros: quote.amountMicros }, { stored: recipients });
-      await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
-      const links = await sync.linksOf(tx, after.status, recipients);
-      if (!chargeFirst) await charge();
-      return { envelopeId: envelope.id, status: after.envelope.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
+      requireDraft(envelope);
+      return sending.send(tx, ctx, envelope, meta);
     },
 
     async resend(tx: Tx, ctx: RequestContext, id: string) {
