@@ -376,6 +376,31 @@ describe('documenso engine', () => {
     assert.deepEqual((await ledgerFor(t, env.envelopeId)).map((l) => [l.direction, l.amountMicros]), [['debit', 100_000n]]);
   });
 
+  test('Documenso hanging on a send holds no lock: the same and another customer are answered meanwhile', async () => {
+    const other = await t.createCustomer(500);
+    const env = (await create([person('hang')], { draft: true })).json() as Envelope;
+    standin.failNext(1, 'hang', { route: 'envelope.distribute' });
+    const timed = async <T>(p: Promise<T>) => {
+      const started = Date.now();
+      const value = await p;
+      return { value, ms: Date.now() - started };
+    };
+    const sent = await timed(t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': newKey() }, payload: '{}' }));
+    assert.equal(sent.value.statusCode, 200, sent.value.body);
+    assert.ok(sent.ms < 3000, `the send answered in ${sent.ms} ms`);
+    // The distribution job now hangs in Documenso (until the client's 10 s timeout).
+    const hung = standin.calls['envelope.distribute'];
+    const job = drain(t).catch((err: Error) => err);
+    while (standin.calls['envelope.distribute'] === hung) await new Promise((r) => setTimeout(r, 10));
+    const otherRead = await timed(t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) }));
+    assert.equal(otherRead.value.statusCode, 200);
+    assert.ok(otherRead.ms < 2000, `another customer waited ${otherRead.ms} ms`);
+    const sameCreate = await timed(create([person('hang-same')]));
+    assert.equal(sameCreate.value.statusCode, 201, sameCreate.value.body);
+    assert.ok(sameCreate.ms < 2000, `the same customer's create waited ${sameCreate.ms} ms`);
+    assert.match(String(await job), /envelope\.distribute#\d+: Documenso did not answer/);
+  });
+
   test("fields of a draft: added and removed in Documenso; another envelope's field id is not this one's", async () => {
     const a = person('fld');
     const draft = (await create([a], { draft: true })).json() as Envelope;
