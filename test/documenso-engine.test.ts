@@ -66,9 +66,9 @@ async function createSent(recipients: Recipient[]): Promise<Envelope> {
   return env;
 }
 
-/** Distribution jobs waiting for a retry run now (drain runs only what is due). */
+/** Envelope jobs (distribution, expiry) waiting for a retry run now (drain runs only what is due). */
 async function retryJobsNow(): Promise<void> {
-  await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE status = 'queued' AND type = 'envelope.distribute'`);
+  await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE status = 'queued' AND type IN ('envelope.distribute', 'envelope.expire')`);
   await drain(t);
 }
 
@@ -419,14 +419,33 @@ describe('documenso engine', () => {
     assert.equal(remote().some((f) => f.id === fieldId), false);
   });
 
-  test("expiry: Signet's sweep cancels in Documenso and the envelope ends EXPIRED", async () => {
+  test("expiry and purge: Signet's sweeps queue a job per envelope, which calls Documenso with no transaction open", async () => {
+    const other = await t.createCustomer(500);
     const env = await createSent([person('exp')]);
     await t.container.db.execute(sql`UPDATE envelopes SET expires_at = now() - interval '1 minute' WHERE id = ${env.envelopeId}`);
+    // Documenso's cancel hangs: the sweep does not wait on it, and nothing waits on the expiry job.
+    standin.failNext(1, 'hang', { route: 'envelope.cancel' });
+    const cancels = standin.calls['envelope.cancel'];
+    const started = Date.now();
     assert.equal(await t.container.db.transaction((tx) => t.container.envelopes.expireDue(tx)), 1);
-    const remote = standin.envelopes.get(env.engineEnvelopeId)!.envelope;
-    assert.equal(remote.status, 'CANCELLED');
+    assert.ok(Date.now() - started < 2000, `the sweep took ${Date.now() - started} ms`);
+    const job = drain(t).catch((err: Error) => err);
+    while (standin.calls['envelope.cancel'] === cancels) await new Promise((r) => setTimeout(r, 10));
+    const reads = Date.now();
+    assert.equal((await t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) })).statusCode, 200);
+    assert.equal((await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) })).statusCode, 200);
+    assert.ok(Date.now() - reads < 2000, `reads waited ${Date.now() - reads} ms`);
+    assert.match(String(await job), /envelope\.expire#\d+: Documenso did not answer/);
+    await retryJobsNow();
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'CANCELLED');
     assert.equal((await status(env.envelopeId)).json().status, 'EXPIRED');
-    assert.ok((await eventTypes(t, env.envelopeId)).includes('DOCUMENT_EXPIRED'));
+    assert.equal((await eventTypes(t, env.envelopeId)).filter((e) => e === 'DOCUMENT_EXPIRED').length, 1);
+
+    await t.container.db.execute(sql`UPDATE envelopes SET storage_expires_at = now() - interval '1 minute' WHERE id = ${env.envelopeId}`);
+    assert.equal(await t.container.db.transaction((tx) => t.container.envelopes.purgeDue(tx)), 1);
+    await drain(t);
+    assert.ok(standin.envelopes.get(env.engineEnvelopeId)!.envelope.deletedAt, 'deleted in Documenso');
+    assertError(await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/download?version=original`, headers: bearer(t.customer.apiKey) }), 410, 'DOCUMENT_PURGED');
   });
 
   test('from a template (markers, signing order): the stored PDF and fields go to Documenso, sequential', async () => {

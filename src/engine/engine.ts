@@ -117,12 +117,16 @@ export interface SigningEngine {
    */
   reissueLink?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string): Promise<{ signingUrl: string; invited: boolean }>;
   cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;
-  expire(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  /** A remote engine is called with no transaction open, and must find its work done when repeated. */
+  expire(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
   /** Reads only: the pool will do, so a live status read needs no transaction of its own. */
   status(db: DbOrTx, engineEnvelopeId: string): Promise<EngineStatus>;
   /** Reads outside any transaction (the pool): the bytes come from a store, which may be the database itself or remote. */
   signedPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
   originalPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
-  /** Deletes the documents (retention), or queues their deletion for after the commit; the envelope's record stays. */
-  purge(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  /**
+   * Deletes the documents (retention), or queues their deletion for after the commit; the envelope's
+   * record stays. A remote engine is called with no transaction open.
+   */
+  purge(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
 }

@@ -216,7 +216,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       for (const r of await repo.recipients(tx, doc.id)) if (r.notifiedAt) await notifier.cancelled(tx, doc, r);
     },
 
-    async expire(tx, engineEnvelopeId) {
+    async expire(tx: Tx, engineEnvelopeId: string) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       // Only a document still waiting for signatures expires: once every signer signed (SEALING) the
       // signing is complete and only the seal job ends it; a terminal state is final.
@@ -265,7 +265,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return bytes;
     },
 
-    async purge(tx, engineEnvelopeId) {
+    async purge(tx: Tx, engineEnvelopeId: string) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       await repo.updateDocument(tx, doc.id, { purgedAt: new Date() });
       await enqueue(tx, { type: PURGE_DOCUMENT_JOB, payload: { documentId: doc.id }, dedupeKey: `purge-document:${doc.id}` });

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import { complete } from '../../jobs/queue.js';
 import { defineJob, type PeriodicTask } from '../../jobs/worker.js';
 import type { EnvelopesService } from './envelopes.service.js';
+import { EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 
 export const DISTRIBUTE_JOB = 'envelope.distribute';
 
@@ -13,6 +14,20 @@ export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 
     payload: z.object({ envelopeId: z.guid() }),
     handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.distribute(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
   });
+
+/** A remote engine's expiry and purge, one envelope per job (remote-sweeps.ts); each ends done with its outcome. */
+export const remoteSweepJobs = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'expireOne' | 'purgeOne'> }) => [
+  defineJob({
+    type: EXPIRE_JOB,
+    payload: z.object({ envelopeId: z.guid() }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.expireOne(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
+  }),
+  defineJob({
+    type: PURGE_JOB,
+    payload: z.object({ envelopeId: z.guid() }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.purgeOne(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
+  }),
+];
 
 export const envelopePeriodicTasks = (deps: { envelopes: Pick<EnvelopesService, 'expireDue' | 'purgeDue'> }): PeriodicTask[] => [
   { name: 'expire-envelopes', run: async (tx) => void (await deps.envelopes.expireDue(tx)) },

@@ -11,6 +11,7 @@ import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
+import { createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
 import type { EnvelopesRepo, EnvelopeRow, Owner, StoredRecipientRow } from './envelopes.repo.js';
@@ -112,6 +113,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     }
   }
 
+  const remote = createRemoteSweeps({ repo, engine, sync });
   const sending = createEnvelopeSend({ repo, engine, sync, billing: deps.billing, audit: deps.audit, signingUrlsOf: deps.signingUrlsOf, gateRecipients });
 
   return {
@@ -221,6 +223,9 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
     /** The distribution job (envelope-send.ts). */
     distribute: sending.distribute,
+    /** The expiry and purge jobs of a remote engine (remote-sweeps.ts). */
+    expireOne: remote.expireOne,
+    purgeOne: remote.purgeOne,
 
     async get(db: DbOrTx, ctx: RequestContext, id: string): Promise<TEnvelope> {
       const envelope = await requireEnvelope(db, id, ownerOf(ctx));
@@ -336,6 +341,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
      * seal pending) is the engine's to complete, not to expire.
      */
     async expireDue(tx: Tx, limit = 100): Promise<number> {
+      // A remote engine: one job per envelope, which calls it with no transaction open (remote-sweeps.ts); answers how many were queued.
+      if (engine.remote) return remote.queue(tx, EXPIRE_JOB, await repo.dueForExpiry(tx, limit));
       let expired = 0;
       for (const envelope of await repo.dueForExpiry(tx, limit)) {
         await eachRow(tx, 'expiry', envelope, async (sp) => {
@@ -354,6 +361,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
      * are never deleted, whatever its dates: its seal needs the original.
      */
     async purgeDue(tx: Tx, limit = 100): Promise<number> {
+      if (engine.remote) return remote.queue(tx, PURGE_JOB, await repo.dueForPurge(tx, limit, TERMINAL_STATUSES));
       let purged = 0;
       for (const envelope of await repo.dueForPurge(tx, limit, TERMINAL_STATUSES)) {
         await eachRow(tx, 'purge', envelope, async (sp) => {
