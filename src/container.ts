@@ -360,7 +360,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     email,
     local,
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
-    engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, lockAndSync: sync.lockAndSync, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
+    engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
     recipientLinks: createRecipientLinks({ repo: envelopesRepo, engine, audit }),
     templates,

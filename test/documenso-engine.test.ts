@@ -237,6 +237,30 @@ describe('documenso engine', () => {
     assert.deepEqual((await deliveredEvents(ended.envelopeId)).filter((e) => e === 'envelope.expired'), ['envelope.expired']);
   });
 
+  test("a callback while Documenso's read hangs holds no lock: another customer and the envelope's readers are answered meanwhile", async () => {
+    const other = await t.createCustomer(500);
+    const a = person('hook-hang');
+    const env = await createSent([a]);
+    standin.webhook = null;
+    try {
+      await standin.sign(env.engineEnvelopeId, a.email);
+    } finally {
+      standin.webhook = { url: hookUrl, secret: SECRET };
+    }
+    standin.failNext(1, 'hang', { route: 'envelope.get' });
+    const gets = standin.calls['envelope.get'];
+    const hook = postHook({ event: 'DOCUMENT_COMPLETED', payload: { id: Number(env.engineNumericId), envelopeId: env.engineEnvelopeId }, createdAt: new Date().toISOString(), webhookEndpoint: hookUrl });
+    while (standin.calls['envelope.get'] === gets) await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    assert.equal((await t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) })).statusCode, 200);
+    assert.equal((await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) })).statusCode, 200);
+    assert.ok(Date.now() - started < 2000, `reads waited ${Date.now() - started} ms`);
+    // The read is retried (the client's timeout, then a second attempt), and applied.
+    assert.deepEqual((await hook).json(), { received: true });
+    assert.equal((await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) })).json().status, 'COMPLETED');
+    assert.equal((await eventTypes(t, env.envelopeId)).filter((e) => e === 'DOCUMENT_COMPLETED').length, 1);
+  });
+
   test('a lost callback is made good by GET status', async () => {
     const [a, b] = [person('lost-a'), person('lost-b')];
     const env = await createSent([a, b]);
