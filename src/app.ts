@@ -245,7 +245,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     }),
   );
   await app.register(stripeWebhookRoutes({ stripeEvents: c.stripeEvents }));
-  if (c.engine.webhookSecret) await app.register(documensoWebhookRoutes({ db: c.db, secret: c.engine.webhookSecret, lockAndSync: c.engine.lockAndSync, byNumericId: c.engine.byNumericId }));
+  if (c.engine.webhookSecret) await app.register(documensoWebhookRoutes({ db: c.db, secret: c.engine.webhookSecret, syncOutside: c.engine.syncOutside, byNumericId: c.engine.byNumericId }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, refunds: c.refunds, commitMutation: c.commitMutation }));

@@ -54,7 +54,7 @@ import { createRefundsRepo } from './modules/billing/refunds.repo.js';
 import { createRefundsService } from './modules/billing/refunds.service.js';
 import { createWalletRefundsRepo } from './modules/billing/wallet-refunds.repo.js';
 import { createEnvelopeSync } from './modules/envelopes/envelope-sync.js';
-import { distributeJob, envelopePeriodicTasks } from './modules/envelopes/envelopes.jobs.js';
+import { distributeJob, envelopePeriodicTasks, remoteSweepJobs } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
 import { createRecipientLinks } from './modules/envelopes/recipient-links.js';
@@ -298,6 +298,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       deleteDocumentJob({ storage }),
       purgeDocumentJob({ db, repo: localRepo, storage }),
       distributeJob({ db, envelopes }),
+      ...remoteSweepJobs({ db, envelopes }),
       sendEmailJob({ email, outbox, storage }),
       refundJob({ db, refunds }),
       sealJob({
@@ -359,7 +360,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     email,
     local,
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
-    engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, lockAndSync: sync.lockAndSync, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
+    engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
     recipientLinks: createRecipientLinks({ repo: envelopesRepo, engine, audit }),
     templates,

@@ -143,6 +143,12 @@ describe('documenso client', () => {
     await fails(small.download(itemId, 'original'), 'DOWNLOAD_FAILED', 'unexpected');
     assert.deepEqual(await client({ maxDownloadBytes: pdf.byteLength }).download(itemId, 'original'), pdf);
 
+    // A 4xx on create is Documenso refusing this request, not an outage: the engine's refusal, not retryable.
+    standin.failNext(1, 'error', { route: 'envelope.create', status: 400 });
+    const create = await fails(draft(c), 'SEND_FAILED', 'refused');
+    assert.equal(create.status, 502);
+    assert.equal(create.extras.retryable, false);
+
     const unsigned = await draft(c, false);
     await fails(c.distribute({ envelopeId: unsigned.id }), 'SEND_FAILED', 'refused');
     // Documenso answers a reminder on a draft with a plain 500: unavailable, not a refusal.
@@ -220,6 +226,19 @@ describe('documenso client', () => {
     // Refusals do not count toward K.
     for (let i = 0; i < 4; i++) await fails(c.cancel(id), 'INVALID_STATE', 'refused');
     assert.equal(c.circuit, 'closed');
+  });
+
+  test('slow downloads open only the downloads\' circuit: every other call goes on', async () => {
+    const c = client({ retries: 0, timeoutMs: 2000, downloadTimeoutMs: 150, breaker: { failures: 2, coolDownMs: 30_000 } });
+    const { id, itemId } = await draft(c);
+    standin.failNext(2, 'hang', { route: 'item.download' });
+    for (let i = 0; i < 2; i++) assert.match((await fails(c.download(itemId, 'signed'), 'DOCUMENSO_UNAVAILABLE', 'timeout')).message, /within 150 ms/);
+    assert.equal(c.downloadCircuit, 'open');
+    assert.equal(await callsTo('item.download', () => fails(c.download(itemId, 'signed'), 'DOCUMENSO_UNAVAILABLE', 'open')), 0);
+    // The API calls have their own circuit, still closed.
+    assert.equal(c.circuit, 'closed');
+    assert.equal((await c.getEnvelope(id))!.id, id);
+    await c.distribute({ envelopeId: id });
   });
 
   test('the API key is in no error and no log line', () => {

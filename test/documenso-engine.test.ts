@@ -13,7 +13,7 @@ import { createDocumensoEngine } from '../src/engine/documenso/documenso-engine.
 import { createEnvelopesRepo } from '../src/modules/envelopes/envelopes.repo.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import { type DocumensoStandin, startDocumensoStandin } from './fixtures/documenso-standin.js';
-import { assertError, drain, envelopeBody, eventTypes, makePdf, multipart, newKey, person, postMultipart, samplePdf, sigField, uniq, type Envelope, type Recipient } from './fixtures/envelopes.js';
+import { assertError, drain, envelopeBody, eventTypes, ledgerFor, makePdf, multipart, newKey, person, postMultipart, samplePdf, sigField, uniq, type Envelope, type Recipient } from './fixtures/envelopes.js';
 import { startReceiver, type Receiver } from './fixtures/receiver.js';
 
 const SECRET = 'documenso-webhook-secret-for-tests';
@@ -66,6 +66,12 @@ async function createSent(recipients: Recipient[]): Promise<Envelope> {
   return env;
 }
 
+/** Envelope jobs (distribution, expiry) waiting for a retry run now (drain runs only what is due). */
+async function retryJobsNow(): Promise<void> {
+  await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE status = 'queued' AND type IN ('envelope.distribute', 'envelope.expire')`);
+  await drain(t);
+}
+
 const postHook = (body: unknown, secret: string | null = SECRET) =>
   t.app.inject({ method: 'POST', url: '/engine/documenso/webhook', headers: { 'content-type': 'application/json', ...(secret === null ? {} : { 'x-documenso-secret': secret }) }, payload: JSON.stringify(body) });
 
@@ -105,7 +111,7 @@ describe('documenso engine', () => {
     assert.deepEqual(got.recipients.map((r) => r.signingUrl), env.recipients.map((r) => r.signingUrl));
     // A second distribution (the job run again) is a no-op, not Documenso's 500.
     const calls = standin.calls['envelope.distribute'];
-    await t.container.db.transaction((tx) => t.container.envelopes.distribute(tx, env.envelopeId));
+    await t.container.envelopes.distribute(t.container.db, env.envelopeId, async () => true);
     assert.equal(standin.calls['envelope.distribute'], calls);
   });
 
@@ -206,6 +212,55 @@ describe('documenso engine', () => {
     assert.deepEqual(stranger.json(), { received: true, ignored: true });
   });
 
+  test('Documenso expiring every recipient still to act (RECIPIENT_EXPIRED) ends the envelope EXPIRED: refunded once, one envelope.expired', async () => {
+    const [a, b, cc] = [person('rexp-a'), person('rexp-b'), person('rexp-cc', 'CC')];
+    const env = await createSent([a, b, cc]);
+    const refunds = async () => (await ledgerFor(t, env.envelopeId, 'refund')).length;
+    // One of two expired: the other can still sign.
+    await standin.expire(env.engineEnvelopeId, a.email);
+    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
+    assert.equal(await refunds(), 0);
+
+    const [a2, b2] = [person('rexp-a2'), person('rexp-b2')];
+    const ended = await createSent([a2, b2]);
+    await standin.expire(ended.engineEnvelopeId, a2.email);
+    const deliveries = await standin.expire(ended.engineEnvelopeId, b2.email);
+    assert.deepEqual(deliveries.map((d) => [d.event, d.status]), [['RECIPIENT_EXPIRED', 200]]);
+    assert.equal(standin.envelopes.get(ended.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal((await status(ended.envelopeId)).json().status, 'EXPIRED');
+    // The callback again, and another read: nothing more.
+    await standin.redeliver(standin.deliveries.length - 1);
+    assert.equal((await status(ended.envelopeId)).json().status, 'EXPIRED');
+    await drain(t);
+    assert.equal((await ledgerFor(t, ended.envelopeId, 'refund')).length, 1);
+    assert.equal((await eventTypes(t, ended.envelopeId)).filter((e) => e === 'DOCUMENT_EXPIRED').length, 1);
+    assert.deepEqual((await deliveredEvents(ended.envelopeId)).filter((e) => e === 'envelope.expired'), ['envelope.expired']);
+  });
+
+  test("a callback while Documenso's read hangs holds no lock: another customer and the envelope's readers are answered meanwhile", async () => {
+    const other = await t.createCustomer(500);
+    const a = person('hook-hang');
+    const env = await createSent([a]);
+    standin.webhook = null;
+    try {
+      await standin.sign(env.engineEnvelopeId, a.email);
+    } finally {
+      standin.webhook = { url: hookUrl, secret: SECRET };
+    }
+    standin.failNext(1, 'hang', { route: 'envelope.get' });
+    const gets = standin.calls['envelope.get'];
+    const hook = postHook({ event: 'DOCUMENT_COMPLETED', payload: { id: Number(env.engineNumericId), envelopeId: env.engineEnvelopeId }, createdAt: new Date().toISOString(), webhookEndpoint: hookUrl });
+    while (standin.calls['envelope.get'] === gets) await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    assert.equal((await t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) })).statusCode, 200);
+    assert.equal((await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) })).statusCode, 200);
+    assert.ok(Date.now() - started < 2000, `reads waited ${Date.now() - started} ms`);
+    // The read is retried (the client's timeout, then a second attempt), and applied.
+    assert.deepEqual((await hook).json(), { received: true });
+    assert.equal((await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) })).json().status, 'COMPLETED');
+    assert.equal((await eventTypes(t, env.envelopeId)).filter((e) => e === 'DOCUMENT_COMPLETED').length, 1);
+  });
+
   test('a lost callback is made good by GET status', async () => {
     const [a, b] = [person('lost-a'), person('lost-b')];
     const env = await createSent([a, b]);
@@ -250,6 +305,16 @@ describe('documenso engine', () => {
     assert.equal(await balance(poorer.apiKey), balance0 - 100_000);
   });
 
+  test('Documenso refusing the create (4xx): 502 SEND_FAILED, retryable false, nothing charged, no envelope', async () => {
+    const [balance0, count0] = [await balance(), await envelopeCount()];
+    const a = person('refused');
+    standin.failNext(1, 'error', { route: 'envelope.create', status: 400 });
+    const body = assertError(await create([a]), 502, 'SEND_FAILED');
+    assert.equal(body.retryable, false);
+    assert.equal(await balance(), balance0);
+    assert.equal(await envelopeCount(), count0);
+  });
+
   test('verificationRequired is refused (400, naming the recipient) before Documenso is called; nothing charged', async () => {
     const [balance0, creates0] = [await balance(), standin.calls['envelope.create']];
     const a = person('gated');
@@ -288,7 +353,7 @@ describe('documenso engine', () => {
     assert.equal((await status(draft.envelopeId)).json().status, 'CANCELLED');
   });
 
-  test('send of a draft: distributed after the charge; Documenso down → 503, nothing charged, still a DRAFT; the same key succeeds after', async () => {
+  test('send of a draft: charged and PENDING at once, distributed by its job after the commit; Documenso down → retried, charged once', async () => {
     const a = person('draft');
     const res = await create([a], { draft: true });
     assert.equal(res.statusCode, 201, res.body);
@@ -298,16 +363,66 @@ describe('documenso engine', () => {
     const balance0 = await balance();
     const key = newKey();
     const send = () => t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': key }, payload: '{}' });
+    const distributes = standin.calls['envelope.distribute'];
     standin.failNext(1, 'error', { route: 'envelope.distribute' });
-    assertError(await send(), 503, 'DOCUMENSO_UNAVAILABLE');
-    assert.equal(await balance(), balance0);
-    assert.equal((await status(env.envelopeId)).json().status, 'DRAFT');
     const ok = await send();
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.equal(ok.json().status, 'SENT');
+    assert.equal(ok.json().status, 'PENDING');
     assert.equal(ok.json().recipients[0].signingUrl, env.recipients[0].signingUrl);
-    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal(standin.calls['envelope.distribute'], distributes, 'Documenso is not called in the request');
     assert.equal(await balance(), balance0 - 100_000);
+    // Documenso's draft is the send still to come: a read does not make it a DRAFT again.
+    assert.equal((await status(env.envelopeId)).json().status, 'PENDING');
+    await assert.rejects(drain(t), /envelope\.distribute#\d+: Documenso answered 500/); // the job's first attempt: Documenso down
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'DRAFT');
+    await retryJobsNow();
+    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal((await send()).headers['idempotent-replayed'], 'true');
+    // Other tests' refunds land on this balance when the jobs drain: this envelope's ledger says it.
+    assert.deepEqual((await ledgerFor(t, env.envelopeId)).map((l) => [l.direction, l.amountMicros]), [['debit', 100_000n]]);
+  });
+
+  test('a distribute Documenso carried out whose reply was lost: the send is charged once, and Signet follows Documenso', async () => {
+    const a = person('lost-reply');
+    const env = (await create([a], { draft: true })).json() as Envelope;
+    standin.failNext(1, 'lost', { route: 'envelope.distribute' });
+    const sent = await t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': newKey() }, payload: '{}' });
+    assert.equal(sent.statusCode, 200, sent.body);
+    await assert.rejects(drain(t), /envelope\.distribute#\d+: Documenso could not be reached/); // the job: Documenso distributes, the reply is lost
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
+    await standin.sign(env.engineEnvelopeId, a.email);
+    assert.equal((await status(env.envelopeId)).json().status, 'COMPLETED');
+    const distributes = standin.calls['envelope.distribute'];
+    await retryJobsNow(); // the job's retry finds the work done
+    assert.equal(standin.calls['envelope.distribute'], distributes);
+    assert.deepEqual((await ledgerFor(t, env.envelopeId)).map((l) => [l.direction, l.amountMicros]), [['debit', 100_000n]]);
+  });
+
+  test('Documenso hanging on a send holds no lock: the same and another customer are answered meanwhile', async () => {
+    const other = await t.createCustomer(500);
+    const env = (await create([person('hang')], { draft: true })).json() as Envelope;
+    standin.failNext(1, 'hang', { route: 'envelope.distribute' });
+    const timed = async <T>(p: Promise<T>) => {
+      const started = Date.now();
+      const value = await p;
+      return { value, ms: Date.now() - started };
+    };
+    const sent = await timed(t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': newKey() }, payload: '{}' }));
+    assert.equal(sent.value.statusCode, 200, sent.value.body);
+    assert.ok(sent.ms < 3000, `the send answered in ${sent.ms} ms`);
+    // The distribution job now hangs in Documenso (until the client's 10 s timeout).
+    const hung = standin.calls['envelope.distribute'];
+    const job = drain(t).catch((err: Error) => err);
+    while (standin.calls['envelope.distribute'] === hung) await new Promise((r) => setTimeout(r, 10));
+    const otherRead = await timed(t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) }));
+    assert.equal(otherRead.value.statusCode, 200);
+    assert.ok(otherRead.ms < 2000, `another customer waited ${otherRead.ms} ms`);
+    const sameCreate = await timed(create([person('hang-same')]));
+    assert.equal(sameCreate.value.statusCode, 201, sameCreate.value.body);
+    assert.ok(sameCreate.ms < 2000, `the same customer's create waited ${sameCreate.ms} ms`);
+    assert.match(String(await job), /envelope\.distribute#\d+: Documenso did not answer/);
   });
 
   test("fields of a draft: added and removed in Documenso; another envelope's field id is not this one's", async () => {
@@ -328,14 +443,33 @@ describe('documenso engine', () => {
     assert.equal(remote().some((f) => f.id === fieldId), false);
   });
 
-  test("expiry: Signet's sweep cancels in Documenso and the envelope ends EXPIRED", async () => {
+  test("expiry and purge: Signet's sweeps queue a job per envelope, which calls Documenso with no transaction open", async () => {
+    const other = await t.createCustomer(500);
     const env = await createSent([person('exp')]);
     await t.container.db.execute(sql`UPDATE envelopes SET expires_at = now() - interval '1 minute' WHERE id = ${env.envelopeId}`);
+    // Documenso's cancel hangs: the sweep does not wait on it, and nothing waits on the expiry job.
+    standin.failNext(1, 'hang', { route: 'envelope.cancel' });
+    const cancels = standin.calls['envelope.cancel'];
+    const started = Date.now();
     assert.equal(await t.container.db.transaction((tx) => t.container.envelopes.expireDue(tx)), 1);
-    const remote = standin.envelopes.get(env.engineEnvelopeId)!.envelope;
-    assert.equal(remote.status, 'CANCELLED');
+    assert.ok(Date.now() - started < 2000, `the sweep took ${Date.now() - started} ms`);
+    const job = drain(t).catch((err: Error) => err);
+    while (standin.calls['envelope.cancel'] === cancels) await new Promise((r) => setTimeout(r, 10));
+    const reads = Date.now();
+    assert.equal((await t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) })).statusCode, 200);
+    assert.equal((await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) })).statusCode, 200);
+    assert.ok(Date.now() - reads < 2000, `reads waited ${Date.now() - reads} ms`);
+    assert.match(String(await job), /envelope\.expire#\d+: Documenso did not answer/);
+    await retryJobsNow();
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'CANCELLED');
     assert.equal((await status(env.envelopeId)).json().status, 'EXPIRED');
-    assert.ok((await eventTypes(t, env.envelopeId)).includes('DOCUMENT_EXPIRED'));
+    assert.equal((await eventTypes(t, env.envelopeId)).filter((e) => e === 'DOCUMENT_EXPIRED').length, 1);
+
+    await t.container.db.execute(sql`UPDATE envelopes SET storage_expires_at = now() - interval '1 minute' WHERE id = ${env.envelopeId}`);
+    assert.equal(await t.container.db.transaction((tx) => t.container.envelopes.purgeDue(tx)), 1);
+    await drain(t);
+    assert.ok(standin.envelopes.get(env.engineEnvelopeId)!.envelope.deletedAt, 'deleted in Documenso');
+    assertError(await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/download?version=original`, headers: bearer(t.customer.apiKey) }), 410, 'DOCUMENT_PURGED');
   });
 
   test('from a template (markers, signing order): the stored PDF and fields go to Documenso, sequential', async () => {

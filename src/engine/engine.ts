@@ -111,9 +111,10 @@ export interface SigningEngine {
   removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;
   /**
    * Distributes: invitations go out (to the first in signing order); the document becomes SENT.
-   * `testSend` (when given) decides, at send time, whether mail goes to the outbox only.
+   * `testSend` (when given) decides, at send time, whether mail goes to the outbox only. A remote
+   * engine is called with no transaction open (the pool), and must find its work done when repeated.
    */
-  send(tx: Tx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
+  send(tx: DbOrTx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
   /** Reminds every recipient who still has to act and may act now; returns whom. */
   resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
   /**
@@ -123,7 +124,8 @@ export interface SigningEngine {
    */
   reissueLink?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string): Promise<{ signingUrl: string; invited: boolean }>;
   cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;
-  expire(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  /** A remote engine is called with no transaction open, and must find its work done when repeated. */
+  expire(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
   /** Reads only: the pool will do, so a live status read needs no transaction of its own. */
   status(db: DbOrTx, engineEnvelopeId: string): Promise<EngineStatus>;
   /** Reads outside any transaction (the pool): the bytes come from a store, which may be the database itself or remote. */
@@ -134,6 +136,9 @@ export interface SigningEngine {
    * engine that cannot stream leaves it out; the routes then send signedPdf's or originalPdf's bytes.
    */
   openPdf?(db: DbOrTx, engineEnvelopeId: string, version: 'signed' | 'original'): Promise<DocumentStream>;
-  /** Deletes the documents (retention), or queues their deletion for after the commit; the envelope's record stays. */
-  purge(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  /**
+   * Deletes the documents (retention), or queues their deletion for after the commit; the envelope's
+   * record stays. A remote engine is called with no transaction open.
+   */
+  purge(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
 }

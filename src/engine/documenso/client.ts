@@ -27,10 +27,12 @@ type Operation = { what: string; idempotent: boolean; refused: ErrorCode; unexpe
  * The one table from a failed call to what Signet's caller sees. Unreachable, timed out, 5xx, 429 and
  * an open circuit are always DOCUMENSO_UNAVAILABLE (503: retry with the same Idempotency-Key), and so
  * is a refused API key (the operator's to fix, not the caller's). `refused` names a 4xx answer (Documenso
- * is up and said no); `unexpected` a 2xx whose body is not what was asked for.
+ * is up and said no: the error says `retryable: false`); `unexpected` a 2xx whose body is not what was asked for.
  */
 export const OPERATIONS = {
-  createEnvelope: { what: 'create the envelope', idempotent: false, refused: 'DOCUMENSO_UNAVAILABLE' },
+  // A 4xx on create is Documenso refusing this document or these recipients: the same request would be
+  // refused again, so it is not reported as an outage (503) but as the engine's refusal, not retryable.
+  createEnvelope: { what: 'create the envelope', idempotent: false, refused: 'SEND_FAILED' },
   getEnvelope: { what: 'read the envelope', idempotent: true, refused: 'DOCUMENSO_UNAVAILABLE' },
   updateEnvelope: { what: 'update the template', idempotent: false, refused: 'UPDATE_FAILED' },
   createFields: { what: 'add the fields', idempotent: false, refused: 'FIELD_CREATION_FAILED' },
@@ -50,8 +52,9 @@ export class DocumensoCallError extends AppError {
     code: ErrorCode,
     message: string,
     readonly upstream: { op: OperationName; kind: FailureKind; status?: number; attempts: number },
+    extras: Record<string, unknown> = {},
   ) {
-    super(code, message);
+    super(code, message, extras);
   }
 }
 
@@ -62,11 +65,16 @@ export type DocumensoClientOptions = {
   apiKey: string;
   /** Per attempt, including reading the body. */
   timeoutMs?: number;
+  /** Per attempt of a PDF download, body included: a large PDF takes longer than an API answer. Default 60 s. */
+  downloadTimeoutMs?: number;
   /** Extra attempts for an idempotent call (get, download, delete). */
   retries?: number;
   /** First backoff; doubled per retry, with jitter. */
   backoffMs?: number;
-  /** Consecutive failed attempts that open the circuit, and how long it stays open. */
+  /**
+   * Consecutive failed attempts that open the circuit, and how long it stays open. Downloads have a
+   * circuit of their own with the same settings: slow large PDFs must not pause every other call.
+   */
   breaker?: { failures?: number; coolDownMs?: number };
   log?: { warn(obj: Record<string, unknown>, msg: string): void };
   /** A download larger than this is refused (DOWNLOAD_FAILED) without being read whole. Default 100 MiB. */
@@ -202,7 +210,12 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
   const retries = opts.retries ?? 2;
   const maxDownloadBytes = opts.maxDownloadBytes ?? 100 * 1024 * 1024;
   const backoffMs = opts.backoffMs ?? 200;
-  const breaker = new Breaker(opts.breaker?.failures ?? 5, opts.breaker?.coolDownMs ?? 30_000, opts.now ?? Date.now);
+  const downloadTimeoutMs = opts.downloadTimeoutMs ?? 60_000;
+  const newBreaker = () => new Breaker(opts.breaker?.failures ?? 5, opts.breaker?.coolDownMs ?? 30_000, opts.now ?? Date.now);
+  const breaker = newBreaker();
+  const downloads = newBreaker();
+  const breakerOf = (op: OperationName) => (op === 'download' ? downloads : breaker);
+  const timeoutOf = (op: OperationName) => (op === 'download' ? downloadTimeoutMs : timeoutMs);
   // retryConfig none: retries are ours, so a non-idempotent call is never repeated by the SDK either.
   const sdk = new Documenso({ serverURL: base, apiKey: opts.apiKey, timeoutMs, retryConfig: { strategy: 'none' } });
   const perCall = { timeoutMs, retries: { strategy: 'none' as const } };
@@ -211,14 +224,14 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
   function toError(op: OperationName, f: Failure, attempts: number, retryInMs?: number): DocumensoCallError {
     const spec: Operation = OPERATIONS[op];
     const upstream = { op, kind: f.kind, status: f.status, attempts };
-    const fail = (code: ErrorCode, message: string) => new DocumensoCallError(code, scrub(message), upstream);
+    const fail = (code: ErrorCode, message: string, extras?: Record<string, unknown>) => new DocumensoCallError(code, scrub(message), upstream, extras);
     switch (f.kind) {
       case 'open':
         return fail('DOCUMENSO_UNAVAILABLE', `Documenso is failing; calls are paused for ${Math.max(1, Math.ceil((retryInMs ?? 0) / 1000))} s; retry with backoff and the same Idempotency-Key`);
       case 'unreachable':
         return fail('DOCUMENSO_UNAVAILABLE', `Documenso could not be reached to ${spec.what}; retry with backoff and the same Idempotency-Key`);
       case 'timeout':
-        return fail('DOCUMENSO_UNAVAILABLE', `Documenso did not answer within ${timeoutMs} ms to ${spec.what}; retry with backoff and the same Idempotency-Key`);
+        return fail('DOCUMENSO_UNAVAILABLE', `Documenso did not answer within ${timeoutOf(op)} ms to ${spec.what}; retry with backoff and the same Idempotency-Key`);
       case 'server':
         return fail('DOCUMENSO_UNAVAILABLE', `Documenso answered ${f.status} to ${spec.what}; retry with backoff and the same Idempotency-Key`);
       case 'unauthorized':
@@ -227,12 +240,14 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
         return fail(spec.unexpected ?? 'DOCUMENSO_UNAVAILABLE', `Documenso's answer to ${spec.what} was not what was asked for`);
       case 'not_found':
       case 'refused':
-        return fail(spec.refused, `Documenso refused to ${spec.what} (${f.status}${f.detail ? `: ${f.detail}` : ''})`);
+        // Documenso is up and said no: repeating the same call gets the same answer.
+        return fail(spec.refused, `Documenso refused to ${spec.what} (${f.status}${f.detail ? `: ${f.detail}` : ''})`, spec.refused === 'DOCUMENSO_UNAVAILABLE' ? {} : { retryable: false });
     }
   }
 
   async function call<T>(op: OperationName, attempt: () => Promise<T>): Promise<T> {
     const maxAttempts = OPERATIONS[op].idempotent ? 1 + retries : 1;
+    const breaker = breakerOf(op);
     for (let n = 1; ; n++) {
       const gate = breaker.admit();
       if (typeof gate === 'number') throw toError(op, { kind: 'open' }, n - 1, gate);
@@ -265,6 +280,10 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
     /** open, closed or half-open: for /health and tests. */
     get circuit() {
       return breaker.state;
+    },
+    /** The downloads' own circuit (tests). */
+    get downloadCircuit() {
+      return downloads.state;
     },
     createEnvelope: (req: ops.EnvelopeCreateRequest) => call('createEnvelope', () => sdk.envelopes.create(req, perCall)),
     /** Null when Documenso has no such envelope (deleted there). */
@@ -311,7 +330,7 @@ export function createDocumensoClient(opts: DocumensoClientOptions) {
       call('download', async () => {
         const res = await fetch(`${base}/envelope/item/${encodeURIComponent(envelopeItemId)}/download?version=${version}`, {
           headers: { authorization: opts.apiKey, accept: 'application/pdf' },
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: AbortSignal.timeout(downloadTimeoutMs),
         });
         if (!res.ok) {
           const body = await readCapped(res, 64 * 1024).catch(() => undefined);

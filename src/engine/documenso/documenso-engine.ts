@@ -5,8 +5,8 @@
  *
  * How it fits the envelope service's transactions (`remote`): the create is made before the
  * transaction (stageDocument: a DRAFT envelope, which discardStaged deletes again when the transaction
- * fails); createDocument answers from the staged data; send (distribute) comes after the charge and is
- * idempotent on retry, checking the envelope's state first (Documenso answers a plain 500 to a second
+ * fails); createDocument answers from the staged data; send (distribute) comes after the charge has
+ * committed, with no transaction open (envelope-send.ts), and is idempotent on retry, checking the envelope's state first (Documenso answers a plain 500 to a second
  * distribute of an ended envelope). A recipient's signing link is Documenso's, from its token; tokens
  * never change, so they are kept in memory and read again by envelope after a restart.
  */

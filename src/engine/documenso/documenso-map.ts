@@ -119,7 +119,7 @@ export function recipientStatus(r: ops.EnvelopeGetRecipient, signingUrl: string)
  * envelope: a PENDING one is read from its recipients whatever it says, so a mark written before a
  * cancel that then failed changes nothing, and the retry marks and cancels again.
  */
-export function envelopeStatus(e: Pick<ops.EnvelopeGetResponse, 'status' | 'externalId' | 'recipients'>): EnvelopeStatus {
+export function envelopeStatus(e: Pick<ops.EnvelopeGetResponse, 'status' | 'externalId' | 'recipients' | 'documentMeta'>, now = Date.now()): EnvelopeStatus {
   const marked = e.externalId === MARK.cancelled ? 'CANCELLED' : e.externalId === MARK.expired ? 'EXPIRED' : undefined;
   switch (e.status) {
     case 'COMPLETED':
@@ -131,10 +131,21 @@ export function envelopeStatus(e: Pick<ops.EnvelopeGetResponse, 'status' | 'exte
     case 'CANCELLED':
       return marked ?? 'CANCELLED';
     case 'PENDING':
+      // Documenso expires recipients, never the envelope: once everyone whose turn it is has expired,
+      // nobody left can act, and the envelope has ended as Signet's own expiry ends one.
+      if (nobodyCanAct(e, now)) return 'EXPIRED';
       // As the local engine: PARTIALLY_SIGNED once a SIGNER signed, SENT once invitations are out.
       if (e.recipients.some((r) => r.role === 'SIGNER' && r.signingStatus === 'SIGNED')) return 'PARTIALLY_SIGNED';
       return e.recipients.some((r) => r.sendStatus === 'SENT') ? 'SENT' : 'PENDING';
   }
+}
+
+/** A recipient whose signing window passed (RECIPIENT_EXPIRED): Documenso no longer lets them act. */
+const expired = (r: ops.EnvelopeGetRecipient, now: number) => r.expired !== null || (r.expiresAt !== null && Date.parse(r.expiresAt) <= now);
+
+function nobodyCanAct(e: Pick<ops.EnvelopeGetResponse, 'recipients' | 'documentMeta'>, now: number): boolean {
+  const turn = currentTurn(e);
+  return turn.length > 0 && turn.every((r) => expired(r, now));
 }
 
 export function engineStatus(e: ops.EnvelopeGetResponse, signingUrl: (token: string) => string): EngineStatus {
@@ -146,7 +157,7 @@ export function engineStatus(e: ops.EnvelopeGetResponse, signingUrl: (token: str
  * Who may act now, for a reminder: every recipient still to act (not CC) in a parallel envelope; in a
  * sequential one, those of the lowest signing order still waiting.
  */
-export function currentTurn(e: ops.EnvelopeGetResponse): ops.EnvelopeGetRecipient[] {
+export function currentTurn(e: Pick<ops.EnvelopeGetResponse, 'recipients' | 'documentMeta'>): ops.EnvelopeGetRecipient[] {
   const waiting = e.recipients.filter((r) => r.role !== 'CC' && r.signingStatus === 'NOT_SIGNED');
   if (e.documentMeta.signingOrder !== 'SEQUENTIAL' || waiting.length === 0) return waiting;
   const first = Math.min(...waiting.map((r) => r.signingOrder ?? Infinity));

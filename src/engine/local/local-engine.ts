@@ -180,7 +180,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return repo.deleteField(tx, doc.id, engineFieldId);
     },
 
-    async send(tx, engineEnvelopeId, opts = {}) {
+    async send(tx: Tx, engineEnvelopeId: string, opts: { meta?: EngineMeta; testSend?: boolean } = {}) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
       const meta = { ...doc.meta, ...opts.meta };
@@ -220,7 +220,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       for (const r of await repo.recipients(tx, doc.id)) if (r.notifiedAt) await notifier.cancelled(tx, doc, r);
     },
 
-    async expire(tx, engineEnvelopeId) {
+    async expire(tx: Tx, engineEnvelopeId: string) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       // Only a document still waiting for signatures expires: once every signer signed (SEALING) the
       // signing is complete and only the seal job ends it; a terminal state is final.
@@ -271,7 +271,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return (key ? await storage.getStream(key) : undefined) ?? missing(version);
     },
 
-    async purge(tx, engineEnvelopeId) {
+    async purge(tx: Tx, engineEnvelopeId: string) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       await repo.updateDocument(tx, doc.id, { purgedAt: new Date() });
       await enqueue(tx, { type: PURGE_DOCUMENT_JOB, payload: { documentId: doc.id }, dedupeKey: `purge-document:${doc.id}` });

@@ -33,7 +33,7 @@ function sameSecret(given: string, expected: string): boolean {
 export function documensoWebhookRoutes(deps: {
   db: Db;
   secret: string;
-  lockAndSync: EnvelopeSync['lockAndSync'];
+  syncOutside: EnvelopeSync['syncOutside'];
   /** The engine envelope id of the Documenso envelope with this numeric id, if Signet holds it. */
   byNumericId: (db: Db, engineNumericId: string) => Promise<string | undefined>;
 }) {
@@ -50,7 +50,8 @@ export function documensoWebhookRoutes(deps: {
       const { id, envelopeId: named } = parsed.data.payload;
       const envelopeId = named ?? (await deps.byNumericId(deps.db, String(id)));
       // Not an envelope of ours (another system on the same Documenso team): acknowledged, so Documenso stops retrying.
-      const synced = envelopeId ? await deps.db.transaction((tx) => deps.lockAndSync(tx, envelopeId, async () => undefined)) : undefined;
+      // Documenso is read with no transaction open; the read is applied under the envelope's lock.
+      const synced = envelopeId ? await deps.syncOutside(deps.db, envelopeId) : false;
       request.log.info({ event: parsed.data.event, engineNumericId: id, engineEnvelopeId: envelopeId, known: Boolean(synced) }, 'documenso webhook');
       return synced ? { received: true } : { received: true, ignored: true };
     });

@@ -1,5 +1,5 @@
 import { placementDto } from './envelope-plan.js';
-import type { DbOrTx, Tx } from '../../db/client.js';
+import type { Db, DbOrTx, Tx } from '../../db/client.js';
 import type { EngineStatus, EnvelopeStatus, Role, SigningEngine } from '../../engine/engine.js';
 import type { RefundsService } from '../billing/refunds.service.js';
 import type { EnvelopeRow, EnvelopesRepo, EventRow, Owner, RecipientState, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
@@ -7,6 +7,16 @@ import type { TEnvelope } from './envelopes.schemas.js';
 import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/**
+ * A send Signet recorded (PENDING: charged, its distribution queued) is never undone by a sync: an
+ * engine still holding a draft is that distribution still to come (envelope-send.ts).
+ */
+/** What a sync reads and writes of the stored copy: equal before and under the lock, nobody synced in between. */
+const copyOf = (envelope: EnvelopeRow, recipients: StoredRecipientRow[]) =>
+  JSON.stringify([envelope.status, recipients.map((r) => [r.id, r.signingStatus, r.readStatus, r.sendStatus, r.status, iso(r.signedAt), iso(r.viewedAt), iso(r.rejectedAt), r.rejectionReason])]);
+
+const asRecorded = (envelope: EnvelopeRow, status: EngineStatus): EngineStatus => (envelope.status === 'PENDING' && status.status === 'DRAFT' ? { ...status, status: 'PENDING' } : status);
 
 export type PublishedEvent = {
   owner: Owner;
@@ -186,7 +196,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
    * recipients), so it is not read again.
    */
   async function reconcile(tx: Tx, envelope: EnvelopeRow, known: { live?: EngineStatus; stored?: StoredRecipientRow[] } = {}): Promise<InStep> {
-    const status = known.live ?? (await engine.status(tx, envelope.engineEnvelopeId));
+    const status = asRecorded(envelope, known.live ?? (await engine.status(tx, envelope.engineEnvelopeId)));
     const stored = known.stored ?? (await repo.recipients(tx, [envelope.id]));
     const { events, updates } = diff(envelope, status, stored);
     const updated = new Map(updates.map((u) => [u.id, u.set]));
@@ -267,12 +277,43 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     copy: { envelope: EnvelopeRow; recipients: StoredRecipientRow[] },
     lock: (tx: Tx) => Promise<EnvelopeRow>,
   ): Promise<InStep & { links: Map<string, string>; gates: Map<string, RecipientGate> }> {
-    const status = await engine.status(db, copy.envelope.engineEnvelopeId);
-    const read = diff(copy.envelope, status, copy.recipients).inStep ? { ...copy, status } : await db.transaction(async (tx) => reconcile(tx, await lock(tx)));
+    const status = asRecorded(copy.envelope, await engine.status(db, copy.envelope.engineEnvelopeId));
+    const read = diff(copy.envelope, status, copy.recipients).inStep
+      ? { ...copy, status }
+      : await db.transaction(async (tx) => {
+          const envelope = await lock(tx);
+          const stored = await repo.recipients(tx, [envelope.id]);
+          // Unchanged since the read: it is applied as read, with no engine call under the lock.
+          return reconcile(tx, envelope, copyOf(envelope, stored) === copyOf(copy.envelope, copy.recipients) ? { live: status, stored } : { stored });
+        });
     return { ...read, links: await linksOf(db, read.status, read.recipients), gates: await gatesOf(db, read.recipients) };
   }
 
-  return { toDto, dtoOf, gatesOf, fieldDto, linksOf, syncFromEngine, reconcile, lockAndSync, readInStep };
+  /**
+   * lockAndSync with nothing to do but sync (a remote engine's callback): the engine is read with no
+   * transaction open, and the read applied under the lock only if the stored copy did not change
+   * meanwhile (else a newer sync may have applied a newer read: read again; after three tries, read
+   * under the lock). False when no envelope fronts the document.
+   */
+  async function syncOutside(db: Db, engineEnvelopeId: string): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const before = await repo.findByEngineId(db, engineEnvelopeId);
+      if (!before) return false;
+      const stored = await repo.recipients(db, [before.id]);
+      const live = attempt <= 3 ? await engine.status(db, engineEnvelopeId) : undefined;
+      const applied = await db.transaction(async (tx) => {
+        const envelope = await repo.findByEngineId(tx, engineEnvelopeId, true);
+        if (!envelope) return true;
+        const now = await repo.recipients(tx, [envelope.id]);
+        if (live && copyOf(envelope, now) !== copyOf(before, stored)) return false;
+        await reconcile(tx, envelope, { live, stored: now });
+        return true;
+      });
+      if (applied) return true;
+    }
+  }
+
+  return { toDto, dtoOf, gatesOf, fieldDto, linksOf, syncFromEngine, reconcile, lockAndSync, readInStep, syncOutside };
 }
 
 export type EnvelopeSync = ReturnType<typeof createEnvelopeSync>;

@@ -3,20 +3,31 @@ import type { Db } from '../../db/client.js';
 import { complete } from '../../jobs/queue.js';
 import { defineJob, type PeriodicTask } from '../../jobs/worker.js';
 import type { EnvelopesService } from './envelopes.service.js';
+import { EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 
 export const DISTRIBUTE_JOB = 'envelope.distribute';
 
-/** PENDING → SENT: the invitations of a create-and-send go out after the request committed; the job ends done in the same transaction. */
+/** PENDING → SENT: the invitations of a send go out after the request committed; the job ends done in the transaction that records it. */
 export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'distribute'> }) =>
   defineJob({
     type: DISTRIBUTE_JOB,
     payload: z.object({ envelopeId: z.guid() }),
-    handle: ({ envelopeId }, ctx) =>
-      deps.db.transaction(async (tx) => {
-        await deps.envelopes.distribute(tx, envelopeId);
-        return (await complete(tx, ctx.jobId, ctx.workerId)) ? 'completed' : undefined;
-      }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.distribute(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
   });
+
+/** A remote engine's expiry and purge, one envelope per job (remote-sweeps.ts); each ends done with its outcome. */
+export const remoteSweepJobs = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'expireOne' | 'purgeOne'> }) => [
+  defineJob({
+    type: EXPIRE_JOB,
+    payload: z.object({ envelopeId: z.guid() }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.expireOne(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
+  }),
+  defineJob({
+    type: PURGE_JOB,
+    payload: z.object({ envelopeId: z.guid() }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.purgeOne(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
+  }),
+];
 
 export const envelopePeriodicTasks = (deps: { envelopes: Pick<EnvelopesService, 'expireDue' | 'purgeDue'> }): PeriodicTask[] => [
   { name: 'expire-envelopes', run: async (tx) => void (await deps.envelopes.expireDue(tx)) },

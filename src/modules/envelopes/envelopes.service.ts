@@ -10,6 +10,8 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
+import { createEnvelopeSend, requireDraft } from './envelope-send.js';
+import { createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
 import { downloadTarget, enginePdf, openEnginePdf, type DownloadVersion } from './envelope-downloads.js';
@@ -111,6 +113,9 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       });
     }
   }
+
+  const remote = createRemoteSweeps({ repo, engine, sync });
+  const sending = createEnvelopeSend({ repo, engine, sync, billing: deps.billing, audit: deps.audit, signingUrlsOf: deps.signingUrlsOf, gateRecipients });
 
   return {
     /**
@@ -217,13 +222,11 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return { dto: dtoOf(envelope, { recipients, fields: storedFields, links, gates }) };
     },
 
-    /** The distribution job: PENDING → SENT, invitations out. Safe to run twice. */
-    async distribute(tx: Tx, envelopeId: string): Promise<void> {
-      const envelope = await repo.findById(tx, envelopeId, true);
-      if (!envelope || envelope.status !== 'PENDING') return;
-      await engine.send(tx, envelope.engineEnvelopeId);
-      await syncFromEngine(tx, envelope);
-    },
+    /** The distribution job (envelope-send.ts). */
+    distribute: sending.distribute,
+    /** The expiry and purge jobs of a remote engine (remote-sweeps.ts). */
+    expireOne: remote.expireOne,
+    purgeOne: remote.purgeOne,
 
     async get(db: DbOrTx, ctx: RequestContext, id: string): Promise<TEnvelope> {
       const envelope = await requireEnvelope(db, id, ownerOf(ctx));
@@ -248,30 +251,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
 
     async send(tx: Tx, ctx: RequestContext, id: string, meta: TCreatePayload['meta']) {
       const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
-      if (envelope.status === 'CANCELLED') throw new AppError('ENVELOPE_CANCELLED', 'The envelope was cancelled');
-      if (envelope.status !== 'DRAFT') throw new AppError('ALREADY_COMPLETED', `Only a DRAFT can be sent; this envelope is ${envelope.status}`);
-      const recipients = await repo.recipients(tx, [envelope.id]);
-      requireSignatureFields(recipients, await repo.fields(tx, [envelope.id]), () => 'fields');
-      // X-Service-Test-Mode is not honoured here (SPEC: create-and-send only); a test key still sends free.
-      const billed = { actor: ctx.actor, operation: 'envelope_send' as const, testModeHeader: false };
-      const quote = deps.billing.quote(billed);
-      const charge = () => deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
-      // Last, as on create, so the balance row is locked briefly; but first when a gated recipient's verification (charged
-      // with the envelope) must exist before the invitations, or when a remote engine's send (no rollback undoes it) must be last.
-      const gated = recipients.some((r) => r.verificationRequired);
-      const chargeFirst = gated || engine.remote === true;
-      if (chargeFirst) await charge();
-      if (gated) await gateRecipients(tx, { ...ctx, testModeHeader: false }, envelope, recipients);
-      // The send decides both the charge and where mail goes: a free (test) send never reaches a real mailbox.
-      const testSend = quote.sandbox;
-      await repo.update(tx, envelope.id, { chargedMicros: quote.amountMicros, testSend, ...(meta ? { meta: { ...envelope.meta, ...meta } } : {}) });
-      await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
-      // The stored recipients read above are current: the engine's send changed only its own rows, under the lock.
-      const after = await sync.reconcile(tx, { ...envelope, chargedMicros: quote.amountMicros }, { stored: recipients });
-      await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
-      const links = await sync.linksOf(tx, after.status, recipients);
-      if (!chargeFirst) await charge();
-      return { envelopeId: envelope.id, status: after.envelope.status as EnvelopeStatus, recipients: recipients.map((r) => ({ name: r.name, email: r.email, signingUrl: links.get(r.engineRecipientId)! })) };
+      requireDraft(envelope);
+      return sending.send(tx, ctx, envelope, meta);
     },
 
     async resend(tx: Tx, ctx: RequestContext, id: string) {
@@ -363,6 +344,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
      * seal pending) is the engine's to complete, not to expire.
      */
     async expireDue(tx: Tx, limit = 100): Promise<number> {
+      // A remote engine: one job per envelope, which calls it with no transaction open (remote-sweeps.ts); answers how many were queued.
+      if (engine.remote) return remote.queue(tx, EXPIRE_JOB, await repo.dueForExpiry(tx, limit));
       let expired = 0;
       for (const envelope of await repo.dueForExpiry(tx, limit)) {
         await eachRow(tx, 'expiry', envelope, async (sp) => {
@@ -381,6 +364,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
      * are never deleted, whatever its dates: its seal needs the original.
      */
     async purgeDue(tx: Tx, limit = 100): Promise<number> {
+      if (engine.remote) return remote.queue(tx, PURGE_JOB, await repo.dueForPurge(tx, limit, TERMINAL_STATUSES));
       let purged = 0;
       for (const envelope of await repo.dueForPurge(tx, limit, TERMINAL_STATUSES)) {
         await eachRow(tx, 'purge', envelope, async (sp) => {
