@@ -440,8 +440,9 @@ describe('a process that dies between settle and commit', () => {
       const paid = post(COMMIT_FAILS, await createBody('Apart'), {}, wrapFetchWithPayment(fetch, payingClient(payer)));
       const mine = () => t.container.db.select().from(x402Settlements).where(eq(x402Settlements.payer, payer.address.toLowerCase()));
       let seen: string | undefined;
-      // Written down as pending before the settle, `settled` once it is confirmed.
-      for (let i = 0; i < 200 && (!seen || seen === 'pending'); i++) {
+      // Written down as pending before the settle, `settled` once it is confirmed (up to 30 s: the chain
+      // and the facilitator share a loaded CI machine).
+      for (let i = 0; i < 1200 && (!seen || seen === 'pending'); i++) {
         seen = (await mine())[0]?.status;
         if (!seen || seen === 'pending') await new Promise((r) => setTimeout(r, 25));
       }
