@@ -6,18 +6,11 @@ import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { s3Config, type S3Config } from './config-storage.js';
 import { x402Config, type X402Config } from './config-x402.js';
+import { MAX_IDEMPOTENCY_TTL_HOURS, MAX_JOB_LEASE_MS, parseDurations } from './config-durations.js';
 
 export type { X402Config } from './config-x402.js';
 
-/** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
-export function parseDurations(text: string): number[] {
-  return text.split(',').map((part, index) => {
-    const m = /^\s*(\d+)\s*(s|m|h)\s*$/.exec(part);
-    if (!m) throw new Error(`entry ${index + 1} is not a duration like 30s, 5m or 1h`);
-    const unit = { s: 1_000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
-    return Number(m[1]) * unit;
-  });
-}
+export { parseDurations };
 
 /** An empty variable (`PORT=` as compose files write it) counts as unset, like an absent one. */
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
@@ -69,7 +62,7 @@ const ZEnv = z.object({
   SCHEDULER_INTERVAL_MS: int(50, 3_600_000).default(5_000),
   WORKER_ENABLED: bool.default(true),
   WORKER_CONCURRENCY: int(1, 64).default(4),
-  JOB_LEASE_MS: int(1_000).default(60_000),
+  JOB_LEASE_MS: int(1_000, MAX_JOB_LEASE_MS).default(60_000),
   MAX_PDF_BYTES: int(1024).default(26_214_400),
   RATE_LIMIT_MAX: int(1).default(600),
   RATE_LIMIT_WINDOW_MS: int(100).default(60_000),
@@ -79,7 +72,7 @@ const ZEnv = z.object({
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')),
   REDIS_KEY_PREFIX: optional(z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1 to 64 letters, digits, : . _ or -')).default('signet:'),
   SANDBOX_LIMIT: int(0).default(100),
-  IDEMPOTENCY_TTL_HOURS: int(1, 24 * 30).default(24),
+  IDEMPOTENCY_TTL_HOURS: int(1, MAX_IDEMPOTENCY_TTL_HOURS).default(24),
   IDEMPOTENCY_LEASE_MS: int(100, 3_600_000).default(60_000),
   AUTH_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   ENVELOPE_EXPIRY_DAYS: int(1, 3650).default(30),

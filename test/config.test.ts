@@ -38,6 +38,10 @@ describe('a bad value', () => {
     ['STRIPE_SECRET_KEY', 'pk_live_publishable'],
     ['STRIPE_WEBHOOK_SECRET', 'not-a-whsec'],
     ['STRIPE_API_URL', 'ftp://stripe.example'],
+    // Durations the queue and the idempotency records compute as ::int milliseconds (config-durations.ts).
+    ['JOB_LEASE_MS', '2147483648'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1m,600h'],
+    ['IDEMPOTENCY_TTL_HOURS', '720'],
   ];
   for (const [name, value] of cases) {
     test(`${name}=${value} throws ConfigError in one line naming ${name}`, () => {

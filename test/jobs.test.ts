@@ -9,7 +9,9 @@ import { after, before, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../src/db/client.js';
 import { jobs } from '../src/db/schema/index.js';
-import { claim, complete, enqueue, fail } from '../src/jobs/queue.js';
+import { MAX_JOB_LEASE_MS, MAX_RETRY_DELAY_MS } from '../src/config-durations.js';
+import { loadConfig } from '../src/config.js';
+import { claim, complete, enqueue, fail, takePeriod } from '../src/jobs/queue.js';
 import { createWorker, type JobDefinition, type PeriodicTask, type Worker, type WorkerOptions } from '../src/jobs/worker.js';
 import { z } from 'zod';
 import { openTestDatabase } from './harness.js';
@@ -619,4 +621,17 @@ test('the claim and the completion are prepared once per connection, not planned
   } finally {
     await db.close();
   }
+});
+
+test("the longest lease, retry delay and period config accepts fit the queue's SQL", async () => {
+  const config = loadConfig({ DATA_DIR: dataDir, OPS_TOKEN: 'o'.repeat(16), JWT_SECRET: 'j'.repeat(64), SIGNING_LINK_SECRET: 's'.repeat(64), JOB_LEASE_MS: String(MAX_JOB_LEASE_MS), WEBHOOK_RETRY_SCHEDULE: `1m,${MAX_RETRY_DELAY_MS / 3_600_000}h`, SCHEDULER_INTERVAL_MS: '3600000' });
+  const type = uniqueType('bounds');
+  await enqueueCommitted(type, {});
+  const [job] = await claim(dbA.db, { workerId: 'w', types: [type], limit: 1, leaseMs: config.jobLeaseMs });
+  assert.ok(job, 'claimed with the longest lease');
+  assert.equal(await dbA.db.transaction((tx) => fail(tx, job, 'w', 'boom', config.webhookRetryScheduleMs.at(-1))), 'retry');
+  const [row] = await rowsOfType(type);
+  const delayMs = row!.runAt.getTime() - row!.updatedAt.getTime();
+  assert.ok(Math.abs(delayMs - MAX_RETRY_DELAY_MS) < 60_000, `retry scheduled ${delayMs} ms later`);
+  assert.equal(await dbA.db.transaction((tx) => takePeriod(tx, uniqueType('bounds-period'), config.schedulerIntervalMs)), true);
 });
