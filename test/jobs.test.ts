@@ -510,6 +510,46 @@ test('a payload that does not fit its schema ends the job dead at once with an a
   assert.match(alerts[0]!.reason, /invalid payload/);
 });
 
+test('a job that never returns fails at its deadline: the attempt counts, its slot runs the next job, and the last attempt ends dead with an alert', { timeout: 60_000 }, async () => {
+  const hung = uniqueType('hung');
+  const next = uniqueType('after-hung');
+  const started: number[] = [];
+  const ran: number[] = [];
+  const alerts: { id: number; cause: string; reason: string }[] = [];
+  await startWorker({
+    jobs: [
+      // Never settles, as a handler stuck on a socket that never answers.
+      { type: hung, payload: z.unknown(), timeoutMs: 300, handle: (_p, ctx) => (started.push(ctx.attempt), new Promise<void>(() => {})) },
+      { type: next, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) },
+    ],
+    onDeadJob: async (_tx, job, reason, cause) => void alerts.push({ id: job.id, cause, reason }),
+    // One slot: the next job can only run once the hung one has given it up.
+    concurrency: 1,
+    intervalMs: 100,
+  });
+  try {
+    await enqueueCommitted(hung, {}, { maxAttempts: 2 });
+    await waitFor(() => started.length === 1, 3_000, 'the hung job to start');
+    await enqueueCommitted(next, { n: 1 });
+    await waitFor(() => ran.length === 1, 5_000, 'the next job to run in the slot the hung one held');
+    const [afterFirst] = await rowsOfType(hung);
+    assert.equal(afterFirst!.attempts, 1);
+    assert.match(afterFirst!.lastError!, /deadline passed/);
+    assert.equal(afterFirst!.lockedBy, null, 'not held by the worker any more');
+    assert.notEqual(afterFirst!.status, 'running');
+
+    // The retry (about 2 s later) hangs too: its attempts are spent, so it ends dead with the alert.
+    await waitFor(async () => (await rowsOfType(hung))[0]?.status === 'dead', 10_000, 'the hung job to end dead');
+  } finally {
+    await stopAll();
+  }
+  const [dead] = await rowsOfType(hung);
+  assert.equal(dead!.attempts, 2);
+  assert.deepEqual(started, [1, 2]);
+  assert.deepEqual(alerts.map((a) => [a.id, a.cause]), [[dead!.id, 'timed_out']]);
+  assert.match(alerts[0]!.reason, /deadline passed: the job ran longer than 300 ms/);
+});
+
 test('stop() waits for the running job to finish and then claims nothing more', async () => {
   const type = uniqueType('graceful');
   const events: string[] = [];
