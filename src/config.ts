@@ -198,6 +198,8 @@ export type Config = Readonly<{
   s3: S3Config | undefined;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
   generatedSecrets: readonly { name: string; file: string }[];
+  /** Every secret not given in the environment, read from (or generated into) its file in DATA_DIR: per node unless copied. */
+  dataDirSecrets: readonly { name: string; file: string }[];
 }>;
 
 export type StripeConfig = Readonly<{
@@ -268,9 +270,10 @@ function stripeConfig(e: z.infer<typeof ZEnv>): StripeConfig | undefined {
  * Reads a secret from the environment, else from DATA_DIR, else generates it once and keeps it there
  * with mode 0600 so every later start (and `signet ops`) finds the same value.
  */
-function secretFromDataDir(dataDir: string, file: string, given: string | undefined, generated: { name: string; file: string }[], name: string): string {
+function secretFromDataDir(dataDir: string, file: string, given: string | undefined, generated: { name: string; file: string }[], name: string, kept: { name: string; file: string }[]): string {
   if (given) return given;
   const full = path.join(dataDir, file);
+  kept.push({ name, file: full });
   if (existsSync(full)) return readFileSync(full, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
   const value = randomBytes(32).toString('hex');
@@ -297,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const s3 = s3Config(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
+  const kept: { name: string; file: string }[] = [];
   const publicUrl = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
   return Object.freeze({
     env: e.NODE_ENV ?? 'development',
@@ -310,9 +314,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseTimeouts: Object.freeze({ acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS, statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS }),
     embeddedDb: e.EMBEDDED_DB,
-    opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
-    jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),
-    signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET'),
+    opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN', kept),
+    jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET', kept),
+    signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET', kept),
     s2sKey: e.S2S_KEY,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
@@ -358,5 +362,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storageDriver: e.STORAGE_DRIVER,
     s3,
     generatedSecrets: Object.freeze(generated),
+    dataDirSecrets: Object.freeze(kept),
   });
 }

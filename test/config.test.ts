@@ -222,6 +222,8 @@ describe('generated secrets', () => {
     assert.equal(second.opsToken, first.opsToken);
     assert.equal(second.jwtSecret, first.jwtSecret);
     assert.deepEqual(second.generatedSecrets, []);
+    // Read back, not generated, but still this node's own: what the shared-secrets check compares.
+    assert.deepEqual(second.dataDirSecrets, first.generatedSecrets);
   });
 
   test('two fresh data directories get different secrets', () => {
@@ -238,6 +240,7 @@ describe('generated secrets', () => {
     assert.equal(given.opsToken, OPS);
     assert.equal(given.jwtSecret, JWT);
     assert.deepEqual(given.generatedSecrets, []);
+    assert.deepEqual(given.dataDirSecrets.map((s) => s.name), ['SIGNING_LINK_SECRET']);
     assert.equal(readFileSync(path.join(dataDir, 'ops-token'), 'utf8').trim(), stored.opsToken);
     assert.equal(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim(), stored.jwtSecret);
   });
