@@ -12,7 +12,7 @@
  *   BENCH_CONNECTIONS         connections for reads (default 20)
  *   BENCH_CREATE_CONNECTIONS  connections for creates (default 8)
  *   BENCH_LOG_LEVEL           the nodes' LOG_LEVEL (default info, Signet's default; to files)
- *   CLUSTER_STORAGE           s3 (default), postgres or local
+ *   CLUSTER_STORAGE           s3 (default), postgres or local (the first, if several are listed)
  */
 import os from 'node:os';
 import { startCluster } from '../test/cluster/cluster.js';

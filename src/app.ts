@@ -151,7 +151,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   registerSecurityHeaders(app);
   // REDIS_URL: the rate-limit and auth-failure counters are shared by every node; unset, each process counts alone.
-  const redis = config.redisUrl ? await openRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: c.logger.child({ component: 'redis' }) }) : undefined;
+  const redis = config.redisUrl ? await openRedis({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: c.logger.child({ component: 'redis' }), observer: c.metrics }) : undefined;
   if (redis) app.addHook('onClose', () => closeRedis(redis));
   const x402Http = { db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit };
   registerAuth(app, {

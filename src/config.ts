@@ -6,18 +6,11 @@ import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { s3Config, type S3Config } from './config-storage.js';
 import { x402Config, type X402Config } from './config-x402.js';
+import { MAX_IDEMPOTENCY_TTL_HOURS, MAX_JOB_LEASE_MS, parseDurations } from './config-durations.js';
 
 export type { X402Config } from './config-x402.js';
 
-/** A duration list like `1m,5m,15m,1h` → milliseconds. Units: s, m, h. */
-export function parseDurations(text: string): number[] {
-  return text.split(',').map((part, index) => {
-    const m = /^\s*(\d+)\s*(s|m|h)\s*$/.exec(part);
-    if (!m) throw new Error(`entry ${index + 1} is not a duration like 30s, 5m or 1h`);
-    const unit = { s: 1_000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'];
-    return Number(m[1]) * unit;
-  });
-}
+export { parseDurations };
 
 /** An empty variable (`PORT=` as compose files write it) counts as unset, like an absent one. */
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
@@ -69,7 +62,7 @@ const ZEnv = z.object({
   SCHEDULER_INTERVAL_MS: int(50, 3_600_000).default(5_000),
   WORKER_ENABLED: bool.default(true),
   WORKER_CONCURRENCY: int(1, 64).default(4),
-  JOB_LEASE_MS: int(1_000).default(60_000),
+  JOB_LEASE_MS: int(1_000, MAX_JOB_LEASE_MS).default(60_000),
   MAX_PDF_BYTES: int(1024).default(26_214_400),
   RATE_LIMIT_MAX: int(1).default(600),
   RATE_LIMIT_WINDOW_MS: int(100).default(60_000),
@@ -79,7 +72,7 @@ const ZEnv = z.object({
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')),
   REDIS_KEY_PREFIX: optional(z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1 to 64 letters, digits, : . _ or -')).default('signet:'),
   SANDBOX_LIMIT: int(0).default(100),
-  IDEMPOTENCY_TTL_HOURS: int(1, 24 * 30).default(24),
+  IDEMPOTENCY_TTL_HOURS: int(1, MAX_IDEMPOTENCY_TTL_HOURS).default(24),
   IDEMPOTENCY_LEASE_MS: int(100, 3_600_000).default(60_000),
   AUTH_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   ENVELOPE_EXPIRY_DAYS: int(1, 3650).default(30),
@@ -205,6 +198,8 @@ export type Config = Readonly<{
   s3: S3Config | undefined;
   /** Secrets generated on this start (not given in the environment), with the file they were kept in. */
   generatedSecrets: readonly { name: string; file: string }[];
+  /** Every secret not given in the environment, read from (or generated into) its file in DATA_DIR: per node unless copied. */
+  dataDirSecrets: readonly { name: string; file: string }[];
 }>;
 
 export type StripeConfig = Readonly<{
@@ -275,9 +270,10 @@ function stripeConfig(e: z.infer<typeof ZEnv>): StripeConfig | undefined {
  * Reads a secret from the environment, else from DATA_DIR, else generates it once and keeps it there
  * with mode 0600 so every later start (and `signet ops`) finds the same value.
  */
-function secretFromDataDir(dataDir: string, file: string, given: string | undefined, generated: { name: string; file: string }[], name: string): string {
+function secretFromDataDir(dataDir: string, file: string, given: string | undefined, generated: { name: string; file: string }[], name: string, kept: { name: string; file: string }[]): string {
   if (given) return given;
   const full = path.join(dataDir, file);
+  kept.push({ name, file: full });
   if (existsSync(full)) return readFileSync(full, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
   const value = randomBytes(32).toString('hex');
@@ -304,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const s3 = s3Config(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
+  const kept: { name: string; file: string }[] = [];
   const publicUrl = e.PUBLIC_URL ?? `http://localhost:${e.PORT}`;
   return Object.freeze({
     env: e.NODE_ENV ?? 'development',
@@ -317,9 +314,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseTimeouts: Object.freeze({ acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS, statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS }),
     embeddedDb: e.EMBEDDED_DB,
-    opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN'),
-    jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET'),
-    signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET'),
+    opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN', kept),
+    jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET', kept),
+    signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET', kept),
     s2sKey: e.S2S_KEY,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
@@ -365,5 +362,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storageDriver: e.STORAGE_DRIVER,
     s3,
     generatedSecrets: Object.freeze(generated),
+    dataDirSecrets: Object.freeze(kept),
   });
 }

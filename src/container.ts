@@ -291,6 +291,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   // A reconnected listener may have missed revocations: drop every cached key.
   const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash), () => apiKeyCache.clear());
 
+  const sealTimeoutMs = Math.max(120_000, config.pdfParseTimeoutMs * 6);
   const worker = createWorker({
     database,
     jobs: [
@@ -310,11 +311,12 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         seal: async (input) =>
           sealInSandbox(
             { ...input, signer: (await getSigner()).signer, tsaUrl: config.signingTsaUrl },
-            { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: Math.max(120_000, config.pdfParseTimeoutMs * 6) },
+            { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: sealTimeoutMs },
           ),
         envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
         lockAndSync: sync.lockAndSync,
         verificationUrl: `${config.publicUrl}/verify-document`,
+        timeoutMs: sealTimeoutMs + 5 * 60_000,
       }),
       deliverJob({
         db,

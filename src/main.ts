@@ -1,6 +1,8 @@
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
+import { createSecretFingerprintsRepo } from './modules/ops/secret-fingerprints.repo.js';
+import { checkSharedSecrets } from './modules/ops/shared-secrets.js';
 import { warmPdfWorkers } from './pdf/prepare.js';
 
 type Stoppable = { stop(): Promise<void> };
@@ -41,10 +43,27 @@ function announceSecrets(config: Config): void {
   }
 }
 
+/** Migrates, then refuses a node whose generated secrets differ from those of the other nodes on this database. */
+async function migrateAndCheck(container: Container): Promise<void> {
+  const { config } = container;
+  try {
+    await container.database.migrate();
+    const secrets = [
+      { name: 'OPS_TOKEN', value: config.opsToken },
+      { name: 'JWT_SECRET', value: config.jwtSecret },
+      { name: 'SIGNING_LINK_SECRET', value: config.signingLinkSecret },
+    ];
+    await checkSharedSecrets({ db: container.db, repo: createSecretFingerprintsRepo() }, secrets, config.dataDirSecrets);
+  } catch (err) {
+    await container.close();
+    throw err;
+  }
+}
+
 /** `signet serve`: HTTP API, plus the job worker in-process unless WORKER_ENABLED=false. */
 export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   const container = await createContainer(config);
-  await container.database.migrate();
+  await migrateAndCheck(container);
   const app = await buildApp(container);
   await app.listen({ port: config.port, host: config.host });
   // The API takes uploads: one parsing worker is loaded now and kept (README: memory), not on an upload.
@@ -89,7 +108,7 @@ function warnAllowHosts(container: Container): void {
 /** `signet worker`: the job worker alone, for scaling workers apart from API nodes. */
 export async function work(config: Config = loadConfig()): Promise<Stoppable> {
   const container = await createContainer(config);
-  await container.database.migrate();
+  await migrateAndCheck(container);
   await container.worker.start();
   warnAllowHosts(container);
   console.log(`${banner(container)} worker ${container.worker.workerId} started`);

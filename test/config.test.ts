@@ -38,6 +38,10 @@ describe('a bad value', () => {
     ['STRIPE_SECRET_KEY', 'pk_live_publishable'],
     ['STRIPE_WEBHOOK_SECRET', 'not-a-whsec'],
     ['STRIPE_API_URL', 'ftp://stripe.example'],
+    // Durations the queue and the idempotency records compute as ::int milliseconds (config-durations.ts).
+    ['JOB_LEASE_MS', '2147483648'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1m,600h'],
+    ['IDEMPOTENCY_TTL_HOURS', '720'],
   ];
   for (const [name, value] of cases) {
     test(`${name}=${value} throws ConfigError in one line naming ${name}`, () => {
@@ -218,6 +222,8 @@ describe('generated secrets', () => {
     assert.equal(second.opsToken, first.opsToken);
     assert.equal(second.jwtSecret, first.jwtSecret);
     assert.deepEqual(second.generatedSecrets, []);
+    // Read back, not generated, but still this node's own: what the shared-secrets check compares.
+    assert.deepEqual(second.dataDirSecrets, first.generatedSecrets);
   });
 
   test('two fresh data directories get different secrets', () => {
@@ -234,6 +240,7 @@ describe('generated secrets', () => {
     assert.equal(given.opsToken, OPS);
     assert.equal(given.jwtSecret, JWT);
     assert.deepEqual(given.generatedSecrets, []);
+    assert.deepEqual(given.dataDirSecrets.map((s) => s.name), ['SIGNING_LINK_SECRET']);
     assert.equal(readFileSync(path.join(dataDir, 'ops-token'), 'utf8').trim(), stored.opsToken);
     assert.equal(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim(), stored.jwtSecret);
   });

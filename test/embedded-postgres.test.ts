@@ -1,7 +1,7 @@
 // test-lane: once (starts its own embedded PostgreSQL whatever DATABASE_URL says)
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -187,4 +187,51 @@ test('a postmaster.pid naming a process that is not a postgres (a reused pid) do
   } finally {
     await server.release();
   }
+});
+
+test('a process that starts while the last one is stopping the server waits for the stop and starts it again, rather than joining a dying server', { skip }, async () => {
+  const dataDir = newDataDir();
+  // Dirty pages make the shutdown checkpoint take a while: the window in which another start joined the dying server.
+  const owner = await otherProcess(dataDir, "CREATE TABLE kept (v int, pad text); INSERT INTO kept SELECT g, repeat('x', 200) FROM generate_series(1, 200000) g");
+  const pidFile = path.join(dataDir, 'pg', 'data', 'postmaster.pid');
+  const leaving = owner.release();
+  let sawStopping = false;
+  for (const deadline = Date.now() + 30_000; !sawStopping && Date.now() < deadline; await sleep(2)) {
+    let status: string | undefined;
+    try {
+      status = readFileSync(pidFile, 'utf8').split('\n')[7];
+    } catch {
+      break; // already gone
+    }
+    sawStopping = status?.trim() === 'stopping';
+  }
+  assert.ok(sawStopping, 'the test saw the server stopping (on a much faster machine, give it more to write)');
+  const server = await startEmbeddedPostgres(dataDir);
+  try {
+    await leaving;
+    assert.equal(alive(owner.pid), false, 'the first server stopped');
+    assert.equal(server.started, true, 'a new server, not the one that was stopping');
+    assert.deepEqual(await query(server.url, 'SELECT count(*)::int AS n FROM kept'), [{ n: 200000 }]);
+  } finally {
+    await server.release();
+  }
+  assert.equal(alive(server.pid), false);
+});
+
+test('a lock left by a process killed while it joined or left is taken over', { skip }, async () => {
+  const dataDir = newDataDir();
+  const first = await startEmbeddedPostgres(dataDir);
+  await first.release();
+  // A process that died holding the lock: its pid is no longer alive.
+  const dead = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => dead.once('exit', resolve));
+  mkdirSync(path.join(dataDir, 'pg', 'lock'));
+  writeFileSync(path.join(dataDir, 'pg', 'lock', 'owner'), `${dead.pid} 1`);
+  const server = await startEmbeddedPostgres(dataDir);
+  try {
+    assert.deepEqual(await query(server.url, 'SELECT 1 AS one'), [{ one: 1 }]);
+  } finally {
+    await server.release();
+  }
+  assert.equal(existsSync(path.join(dataDir, 'pg', 'lock')), false, 'released');
 });

@@ -54,17 +54,48 @@ describe('GET /health: storage', () => {
     assert.ok(Date.now() - started < 5_000, `answered after ${Date.now() - started} ms`);
   });
 
-  test('the local store: a blobs path that is not a usable directory fails the check', async () => {
+  test('the local store: a blobs path that is not a usable directory fails the check (once the last outcome is a few seconds old)', async () => {
     const t = await app();
     assert.equal((await t.app.inject({ url: '/health' })).statusCode, 200);
     const blobs = path.join(t.config.dataDir, 'blobs');
     rmSync(blobs, { recursive: true, force: true });
     writeFileSync(blobs, 'not a directory');
-    const res = await t.app.inject({ url: '/health' });
-    assert.equal(res.statusCode, 503, res.body);
+    const res = await eventually(t, 503);
     assert.deepEqual(res.json().checks, { database: 'ok', storage: 'failed' });
   });
+
+  test('the storage check runs once per few seconds however often /health is called, and a recovered store is seen again', async () => {
+    let checks = 0;
+    let failing = true;
+    const t = await app({
+      overrides: {
+        storage: storageWithCheck(async () => {
+          checks++;
+          if (failing) throw new Error('bucket unreachable');
+        }),
+      },
+    });
+    // Anyone may call /health: a flood of them, side by side and one after another, costs one call to the store.
+    const burst = await Promise.all(Array.from({ length: 20 }, () => t.app.inject({ url: '/health' })));
+    for (let i = 0; i < 20; i++) assert.equal((await t.app.inject({ url: '/health' })).statusCode, 503);
+    assert.ok(burst.every((r) => r.statusCode === 503 && r.json().checks.storage === 'failed'));
+    assert.equal(checks, 1);
+
+    failing = false;
+    const res = await eventually(t, 200);
+    assert.equal(res.json().checks.storage, 'ok');
+    assert.ok(checks >= 2 && checks <= 10, `${checks} checks`);
+  });
 });
+
+/** /health until it answers `status`: a store's outcome answers it for a few seconds. The bound is liveness only. */
+async function eventually(t: TestApp, status: number) {
+  for (const deadline = Date.now() + 30_000; ; await sleep(250)) {
+    const res = await t.app.inject({ url: '/health' });
+    if (res.statusCode === status) return res;
+    if (Date.now() > deadline) throw new Error(`/health still answers ${res.statusCode}: ${res.body}`);
+  }
+}
 
 describe('GET /health/ready', () => {
   test('200 until the node drains, then 503 {ready:false} while everything else is still served', async () => {

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql, type SQL } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { rowsOf } from '../src/db/client.js';
+import { MAX_IDEMPOTENCY_TTL_HOURS } from '../src/config-durations.js';
 import { idempotencyPurgeTask } from '../src/http/idempotency.js';
 import { FIXTURE_PATH, registerBillableFixture } from './fixtures/billable-route.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
@@ -333,5 +334,20 @@ describe('idempotency (short lease)', () => {
     assert.equal(await debitCount(t, c.id), 1);
     assert.equal(await fixtureAuditCount(t, c.id), 1);
     assert.equal(await balanceMicros(t, c.apiKey), 5_000_000 - PRICE_MICROS);
+  });
+});
+
+describe('idempotency (the longest TTL config accepts)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ env: { IDEMPOTENCY_TTL_HOURS: String(MAX_IDEMPOTENCY_TTL_HOURS) }, beforeReady: (app, c) => registerBillableFixture(app, c) });
+  });
+  after(() => t.close());
+
+  test('a record kept that long is stored and replayed (its expiry fits the SQL)', async () => {
+    const c = await t.createCustomer(500);
+    const first = await charge(t, c.apiKey, 'ttl-1', { title: 'long-kept' });
+    assertFresh201(first, 'long-kept');
+    assertReplayOf(await charge(t, c.apiKey, 'ttl-1', { title: 'long-kept' }), first);
   });
 });

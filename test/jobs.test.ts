@@ -9,7 +9,9 @@ import { after, before, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../src/db/client.js';
 import { jobs } from '../src/db/schema/index.js';
-import { claim, complete, enqueue, fail } from '../src/jobs/queue.js';
+import { MAX_JOB_LEASE_MS, MAX_RETRY_DELAY_MS } from '../src/config-durations.js';
+import { loadConfig } from '../src/config.js';
+import { claim, complete, enqueue, fail, takePeriod } from '../src/jobs/queue.js';
 import { createWorker, type JobDefinition, type PeriodicTask, type Worker, type WorkerOptions } from '../src/jobs/worker.js';
 import { z } from 'zod';
 import { openTestDatabase } from './harness.js';
@@ -508,6 +510,46 @@ test('a payload that does not fit its schema ends the job dead at once with an a
   assert.match(alerts[0]!.reason, /invalid payload/);
 });
 
+test('a job that never returns fails at its deadline: the attempt counts, its slot runs the next job, and the last attempt ends dead with an alert', { timeout: 60_000 }, async () => {
+  const hung = uniqueType('hung');
+  const next = uniqueType('after-hung');
+  const started: number[] = [];
+  const ran: number[] = [];
+  const alerts: { id: number; cause: string; reason: string }[] = [];
+  await startWorker({
+    jobs: [
+      // Never settles, as a handler stuck on a socket that never answers.
+      { type: hung, payload: z.unknown(), timeoutMs: 300, handle: (_p, ctx) => (started.push(ctx.attempt), new Promise<void>(() => {})) },
+      { type: next, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) },
+    ],
+    onDeadJob: async (_tx, job, reason, cause) => void alerts.push({ id: job.id, cause, reason }),
+    // One slot: the next job can only run once the hung one has given it up.
+    concurrency: 1,
+    intervalMs: 100,
+  });
+  try {
+    await enqueueCommitted(hung, {}, { maxAttempts: 2 });
+    await waitFor(() => started.length === 1, 3_000, 'the hung job to start');
+    await enqueueCommitted(next, { n: 1 });
+    await waitFor(() => ran.length === 1, 5_000, 'the next job to run in the slot the hung one held');
+    const [afterFirst] = await rowsOfType(hung);
+    assert.equal(afterFirst!.attempts, 1);
+    assert.match(afterFirst!.lastError!, /deadline passed/);
+    assert.equal(afterFirst!.lockedBy, null, 'not held by the worker any more');
+    assert.notEqual(afterFirst!.status, 'running');
+
+    // The retry (about 2 s later) hangs too: its attempts are spent, so it ends dead with the alert.
+    await waitFor(async () => (await rowsOfType(hung))[0]?.status === 'dead', 10_000, 'the hung job to end dead');
+  } finally {
+    await stopAll();
+  }
+  const [dead] = await rowsOfType(hung);
+  assert.equal(dead!.attempts, 2);
+  assert.deepEqual(started, [1, 2]);
+  assert.deepEqual(alerts.map((a) => [a.id, a.cause]), [[dead!.id, 'timed_out']]);
+  assert.match(alerts[0]!.reason, /deadline passed: the job ran longer than 300 ms/);
+});
+
 test('stop() waits for the running job to finish and then claims nothing more', async () => {
   const type = uniqueType('graceful');
   const events: string[] = [];
@@ -619,4 +661,17 @@ test('the claim and the completion are prepared once per connection, not planned
   } finally {
     await db.close();
   }
+});
+
+test("the longest lease, retry delay and period config accepts fit the queue's SQL", async () => {
+  const config = loadConfig({ DATA_DIR: dataDir, OPS_TOKEN: 'o'.repeat(16), JWT_SECRET: 'j'.repeat(64), SIGNING_LINK_SECRET: 's'.repeat(64), JOB_LEASE_MS: String(MAX_JOB_LEASE_MS), WEBHOOK_RETRY_SCHEDULE: `1m,${MAX_RETRY_DELAY_MS / 3_600_000}h`, SCHEDULER_INTERVAL_MS: '3600000' });
+  const type = uniqueType('bounds');
+  await enqueueCommitted(type, {});
+  const [job] = await claim(dbA.db, { workerId: 'w', types: [type], limit: 1, leaseMs: config.jobLeaseMs });
+  assert.ok(job, 'claimed with the longest lease');
+  assert.equal(await dbA.db.transaction((tx) => fail(tx, job, 'w', 'boom', config.webhookRetryScheduleMs.at(-1))), 'retry');
+  const [row] = await rowsOfType(type);
+  const delayMs = row!.runAt.getTime() - row!.updatedAt.getTime();
+  assert.ok(Math.abs(delayMs - MAX_RETRY_DELAY_MS) < 60_000, `retry scheduled ${delayMs} ms later`);
+  assert.equal(await dbA.db.transaction((tx) => takePeriod(tx, uniqueType('bounds-period'), config.schedulerIntervalMs)), true);
 });

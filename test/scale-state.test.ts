@@ -1,14 +1,17 @@
 /**
  * No node-local state: two nodes (two apps, each with its own container) on one database and one
  * Redis share the rate limit and the failed-authentication limit, fall back to counting alone while
- * Redis does not answer, and run a periodic task once per interval between them.
+ * Redis does not answer (unreachable, or connected and hung), and run a periodic task once per
+ * interval between them.
  *
- * Real peers: Redis at 127.0.0.1:6379 (each run under a key prefix of its own), and PostgreSQL when
+ * Real peers: Redis at 127.0.0.1:6379 (each run under a key prefix of its own), a redis-server of the
+ * test's own for the hang (paused with SIGSTOP, so its connections stay open), and PostgreSQL when
  * DATABASE_URL is set (two pools on one schema, as two processes would be); on PGlite both nodes
  * share the one in-process database.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,10 +19,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/client.js';
 import type { PeriodicTask } from '../src/jobs/worker.js';
 import { closeRedis, openRedis } from '../src/providers/redis/redis.js';
-import { bearer, createTestApp, type TestApp, type TestAppOptions } from './harness.js';
+import { OPS_TOKEN, bearer, createTestApp, type TestApp, type TestAppOptions } from './harness.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `signet-test:${randomBytes(6).toString('hex')}:`;
@@ -155,7 +159,7 @@ describe('Redis unreachable: each node counts on its own (neither open nor close
     const started = Date.now();
     const probe = await openRedis({ url: `redis://127.0.0.1:${port}`, keyPrefix: PREFIX, log: { info() {}, warn() {} } });
     assert.ok(Date.now() - started < 2_000, `openRedis took ${Date.now() - started} ms`);
-    assert.notEqual(probe.status, 'ready');
+    assert.equal(probe.shared(), false);
     await closeRedis(probe);
 
     const nodes = await twoNodes({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: `${PREFIX}down:`, RATE_LIMIT_MAX: '3', AUTH_FAILURE_LIMIT: '2' } });
@@ -206,6 +210,95 @@ describe('Redis unreachable: each node counts on its own (neither open nor close
       await nodes.close();
       await restored?.cut();
       await direct.quit();
+    }
+  });
+});
+
+/** A redis-server of this test's own (it is paused and resumed), on a free port, in a temporary directory. */
+async function privateRedis() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'signet-redis-'));
+  const port = await closedPort();
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  const stop = async () => {
+    server.kill('SIGCONT');
+    server.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  let client: Redis | undefined;
+  for (const deadline = Date.now() + 10_000; !client; await sleep(50)) {
+    const attempt = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
+    attempt.on('error', () => {});
+    if (await attempt.connect().then(() => attempt.ping(), () => undefined)) client = attempt;
+    else attempt.disconnect();
+    if (!client && (server.exitCode !== null || Date.now() > deadline)) {
+      await stop();
+      throw new Error(`redis-server did not start on ${port}`);
+    }
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    client,
+    /** SIGSTOP: the connections stay open and nothing answers, as a server stuck in a long command or swapping. */
+    pause: () => void server.kill('SIGSTOP'),
+    resume: () => void server.kill('SIGCONT'),
+    async close() {
+      client.disconnect();
+      await stop();
+    },
+  };
+}
+
+describe('Redis connected but not answering', () => {
+  test('after a few unanswered commands the node counts alone, without waiting on Redis, warns once, shows it in /metrics, and shares again once Redis answers', async () => {
+    const redis = await privateRedis();
+    const logged: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const a = await createTestApp({ env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `${PREFIX}hung:`, RATE_LIMIT_MAX: '15' }, overrides: { logger } });
+    try {
+      const key = a.customer.apiKey;
+      const counted = `${PREFIX}hung:rl:customer:${a.customer.id}`;
+      assert.equal((await account(a, key)).statusCode, 200);
+      assert.equal(await redis.client.get(counted), '1', 'counted in Redis while it answers');
+
+      redis.pause();
+      // Each request asks Redis twice (the failed-authentication check, then the rate limit). Ten
+      // requests that each waited out a command timeout twice would take seconds; these wait on it a
+      // few times in all. The bound is generous: it only tells "waited on Redis every time" from "not".
+      const started = Date.now();
+      for (let i = 0; i < 10; i++) assert.equal((await account(a, key)).statusCode, 200, `request ${i + 1} while Redis hangs`);
+      const tookMs = Date.now() - started;
+      assert.ok(tookMs < 4_000, `10 requests took ${tookMs} ms while Redis hung`);
+      // The limit still holds, counted by this node alone from the moment Redis stopped answering (a
+      // command that timed out on a busy machine may have been counted in both places: no exact count).
+      let refused: Awaited<ReturnType<typeof account>> | undefined;
+      for (let i = 0; i < 15 && !refused; i++) {
+        const res = await account(a, key);
+        if (res.statusCode !== 200) refused = res;
+      }
+      assert.ok(refused, 'limited by the local count');
+      assertLimited(refused);
+
+      const metrics = await a.app.inject({ url: '/metrics', headers: bearer(OPS_TOKEN) });
+      assert.match(metrics.body, /^signet_redis_shared 0$/m);
+      const unanswered = Number(/^signet_redis_unanswered_total (\d+)$/m.exec(metrics.body)?.[1]);
+      assert.ok(unanswered >= 3 && unanswered < 10, `${unanswered} commands went unanswered`);
+      const warnings = logged.filter((l) => /does not answer/.test(l.msg));
+      assert.equal(warnings.length, 1, JSON.stringify(logged));
+
+      redis.resume();
+      const other = await a.createCustomer();
+      const sharedKey = `${PREFIX}hung:rl:customer:${other.id}`;
+      for (const deadline = Date.now() + 10_000; !(await redis.client.exists(sharedKey)); await sleep(100)) {
+        if (Date.now() > deadline) throw new Error('the node did not count in Redis again');
+        assert.equal((await account(a, other.apiKey)).statusCode, 200);
+      }
+      assert.match((await a.app.inject({ url: '/metrics', headers: bearer(OPS_TOKEN) })).body, /^signet_redis_shared 1$/m);
+      assert.ok(logged.some((l) => /answers again/.test(l.msg)));
+    } finally {
+      await a.close();
+      await redis.close();
     }
   });
 });

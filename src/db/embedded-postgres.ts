@@ -1,11 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { alive, register, startReaper, withLock } from './embedded-postgres-clients.js';
 
 /**
  * The opt-in embedded store (EMBEDDED_DB=postgres): a real PostgreSQL server from the binaries that the
@@ -20,7 +21,9 @@ import { pathToFileURL } from 'node:url';
  * `peer` would. It runs detached, so a `signet worker` or `signet migrate` beside `signet serve` joins
  * the same server; each Signet process registers itself, and the last one to close stops the server.
  * When the last one is killed instead, a watchdog stops the server; one still running at a start (found
- * through postmaster.pid) is joined.
+ * through postmaster.pid) is joined. Joining or starting, leaving and perhaps stopping, and the
+ * watchdog's stop each hold DATA_DIR/pg/lock, so a process never joins a server that another is
+ * stopping, nor has its server stopped under it by a process that counted it out.
  */
 
 export type EmbeddedPostgres = {
@@ -156,26 +159,6 @@ function initialise(bin: Binaries, base: string, data: string, runAs: RunAs): vo
   }
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, owned by another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/** The process's start time from /proc (pids are reused; the pair is not); '' where there is no /proc. */
-function startTime(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
-  } catch {
-    return '';
-  }
-}
-
 /**
  * The postmaster recorded in postmaster.pid, if that process is alive and is a postgres. A stale file
  * (a server that was killed, its pid since reused by another program) is removed, so the next start is
@@ -263,21 +246,6 @@ async function spawnServer(bin: Binaries, base: string, data: string, sockets: s
   }
 }
 
-/**
- * A process that is SIGKILLed cannot stop the server; this watchdog (a detached shell, about 1 MB) does
- * it for the last one: once no registered Signet process is alive, it asks the server to stop, and it
- * ends with the server whatever stopped it.
- */
-const REAPER = `while sleep 2; do
-  kill -0 "$1" 2>/dev/null || exit 0
-  for f in "$2"/*; do [ -e "$f" ] && kill -0 "\${f##*/}" 2>/dev/null && continue 2; done
-  kill -INT "$1"; exit 0
-done`;
-
-function startReaper(pid: number, clients: string): void {
-  spawn('/bin/sh', ['-c', REAPER, 'signet-pg-reaper', String(pid), clients], { detached: true, stdio: 'ignore' }).unref();
-}
-
 async function stopServer(pid: number): Promise<void> {
   try {
     // SIGINT is PostgreSQL's fast shutdown: open transactions roll back, then a clean checkpoint.
@@ -287,31 +255,6 @@ async function stopServer(pid: number): Promise<void> {
   }
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (alive(pid) && Date.now() < deadline) await sleep(25);
-}
-
-/** Signet processes using the server: one file per process, named by pid, holding its start time. */
-function register(clients: string): () => boolean {
-  mkdirSync(clients, { recursive: true, mode: 0o700 });
-  const mine = path.join(clients, String(process.pid));
-  writeFileSync(mine, startTime(process.pid));
-  /** Unregisters; true when no other live Signet process is registered. */
-  return () => {
-    rmSync(mine, { force: true });
-    let others = 0;
-    for (const name of readdirSync(clients)) {
-      const pid = Number(name);
-      const file = path.join(clients, name);
-      let recorded = '';
-      try {
-        recorded = readFileSync(file, 'utf8');
-      } catch {
-        continue;
-      }
-      if (Number.isInteger(pid) && alive(pid) && recorded === startTime(pid)) others++;
-      else rmSync(file, { force: true }); // a process that was killed
-    }
-    return others === 0;
-  };
 }
 
 /** Starts the embedded server in DATA_DIR/pg, or joins the one already running there. */
@@ -328,29 +271,38 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   const sockets = socketDir(base, runAs);
   initialise(bin, base, data, runAs);
   const clients = path.join(base, 'clients');
-  const unregister = register(clients);
-  try {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const running = runningServer(data);
-      if (running) {
-        const url = urlFor(running.socketDir ?? sockets);
-        await waitReady(url, () => (alive(running.pid) ? undefined : 'embedded PostgreSQL stopped while starting'));
-        return handle(url, running.pid, false, unregister);
+  const lock = path.join(base, 'lock');
+  return withLock(lock, async () => {
+    const unregister = register(clients);
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const running = runningServer(data);
+        if (running) {
+          const url = urlFor(running.socketDir ?? sockets);
+          try {
+            await waitReady(url, () => (alive(running.pid) ? undefined : 'embedded PostgreSQL stopped while starting'));
+          } catch (err) {
+            // Stopped by something other than Signet (a crash, pg_ctl): start one instead.
+            if (!alive(running.pid)) continue;
+            throw err;
+          }
+          return handle(url, running.pid, false, unregister, lock);
+        }
+        const pid = await spawnServer(bin, base, data, sockets, runAs);
+        if (pid !== undefined) {
+          startReaper(pid, clients, lock);
+          return handle(urlFor(sockets), pid, true, unregister, lock);
+        }
       }
-      const pid = await spawnServer(bin, base, data, sockets, runAs);
-      if (pid !== undefined) {
-        startReaper(pid, clients);
-        return handle(urlFor(sockets), pid, true, unregister);
-      }
+      throw new Error(`could not start or join embedded PostgreSQL in ${data}`);
+    } catch (err) {
+      unregister();
+      throw err;
     }
-    throw new Error(`could not start or join embedded PostgreSQL in ${data}`);
-  } catch (err) {
-    unregister();
-    throw err;
-  }
+  });
 }
 
-function handle(url: string, pid: number, started: boolean, unregister: () => boolean): EmbeddedPostgres {
+function handle(url: string, pid: number, started: boolean, unregister: () => boolean, lock: string): EmbeddedPostgres {
   let released = false;
   return {
     url,
@@ -359,7 +311,10 @@ function handle(url: string, pid: number, started: boolean, unregister: () => bo
     async release() {
       if (released) return;
       released = true;
-      if (unregister()) await stopServer(pid);
+      // Under the lock: nobody joins between the count and the stop.
+      await withLock(lock, async () => {
+        if (unregister()) await stopServer(pid);
+      });
     },
   };
 }

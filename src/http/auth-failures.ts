@@ -1,4 +1,4 @@
-import type { Redis } from '../providers/redis/redis.js';
+import type { Redis, SharedRedis } from '../providers/redis/redis.js';
 
 /** What the auth hook asks: shared through Redis when REDIS_URL is set, this process's own otherwise. */
 export type AuthFailureCounter = {
@@ -20,32 +20,23 @@ type Options = { max: number; windowMs: number; maxTracked?: number; now?: () =>
  * would lift the limit for as long as Redis is down, failing closed would refuse every authenticated
  * request; per node, a guesser gets at most AUTH_FAILURE_LIMIT tries per node per window.
  */
-export function createAuthFailureCounter(opts: Options & { redis?: Redis }): AuthFailureCounter {
+export function createAuthFailureCounter(opts: Options & { redis?: SharedRedis }): AuthFailureCounter {
   const local = localCounter(opts);
   const { redis } = opts;
   if (!redis || opts.max <= 0) return local;
-  defineScripts(redis);
-  const scripts = redis as unknown as AuthFailureScripts;
+  defineScripts(redis.client);
+  const scripts = redis.client as unknown as AuthFailureScripts;
   const key = (ip: string) => `authfail:${ip}`;
-  const usable = () => redis.status === 'ready';
   return {
-    async blockedFor(ip) {
-      if (!usable()) return local.blockedFor(ip);
-      try {
-        const ms = Number(await scripts.signetAuthFailBlocked(key(ip), opts.max));
-        return ms > 0 ? ms : undefined;
-      } catch {
-        return local.blockedFor(ip);
-      }
-    },
-    async record(ip) {
-      if (!usable()) return local.record(ip);
-      try {
-        await scripts.signetAuthFailRecord(key(ip), opts.windowMs);
-      } catch {
-        await local.record(ip);
-      }
-    },
+    blockedFor: (ip) =>
+      redis.run(
+        async () => {
+          const ms = Number(await scripts.signetAuthFailBlocked(key(ip), opts.max));
+          return ms > 0 ? ms : undefined;
+        },
+        () => local.blockedFor(ip),
+      ),
+    record: (ip) => redis.run(async () => void (await scripts.signetAuthFailRecord(key(ip), opts.windowMs)), () => local.record(ip)),
   };
 }
 

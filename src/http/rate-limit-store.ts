@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { Redis } from '../providers/redis/redis.js';
+import type { Redis, SharedRedis } from '../providers/redis/redis.js';
 
 type Store = FastifyRateLimitStore;
 type IncrCallback = Parameters<Store['incr']>[1];
+type Counted = NonNullable<Parameters<IncrCallback>[1]>;
 
 // The plugin's own stores (its Redis store is the atomic INCR + PEXPIRE script); it exports neither.
 const require = createRequire(import.meta.url);
@@ -16,15 +17,15 @@ const NAMESPACE = 'rl:';
 /** Shared counters while Redis answers; this process's own while it does not. */
 class FallbackStore implements Store {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: SharedRedis,
     private readonly shared: Store,
     private readonly local: Store,
   ) {}
 
   incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
-    // Not connected: fail over at once rather than wait for a command that cannot be sent.
-    if (this.redis.status !== 'ready') return this.local.incr(key, cb, timeWindow, max);
-    this.shared.incr(key, (err, result) => (err ? this.local.incr(key, cb, timeWindow, max) : cb(null, result)), timeWindow, max);
+    const count = (store: Store) => () =>
+      new Promise<Counted>((resolve, reject) => store.incr(key, (err, result) => (err ? reject(err) : resolve(result!)), timeWindow, max));
+    this.redis.run(count(this.shared), count(this.local)).then((result) => cb(null, result), (err: Error) => cb(err));
   }
 
   child(routeOptions: Parameters<Store['child']>[0]): Store {
@@ -34,17 +35,17 @@ class FallbackStore implements Store {
 
 /**
  * @fastify/rate-limit's store for REDIS_URL: every node counts in Redis, so a customer's budget is one
- * across the cluster. While Redis is unreachable or slow (a command times out), each node falls back
- * to its own counters: neither fail-open (no limit at all while Redis is down) nor fail-closed (every
- * request refused because a counter cannot be read). The limit then holds per node, so across N nodes
+ * across the cluster. While Redis is unreachable or does not answer (providers/redis/redis.ts), each
+ * node falls back to its own counters: neither fail-open (no limit at all while Redis is down) nor
+ * fail-closed (every request refused because a counter cannot be read). The limit then holds per node, so across N nodes
  * a client may get up to N times RATE_LIMIT_MAX until Redis answers again.
  */
-export function redisRateLimitStore(redis: Redis): FastifyRateLimitStoreCtor {
+export function redisRateLimitStore(redis: SharedRedis): FastifyRateLimitStoreCtor {
   return class extends FallbackStore {
     constructor(params: { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
       const ce = params.continueExceeding ?? false;
       const eb = params.exponentialBackoff ?? false;
-      super(redis, new RedisStore(ce, eb, redis, NAMESPACE), new LocalStore(ce, eb));
+      super(redis, new RedisStore(ce, eb, redis.client, NAMESPACE), new LocalStore(ce, eb));
     }
   };
 }

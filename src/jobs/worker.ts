@@ -7,6 +7,7 @@ import { rowsOf } from '../db/client.js';
 import { JOBS_CHANNEL, bury, buryLapsed, claim, complete, fail, purgeDone, takePeriod, type JobRow } from './queue.js';
 import { requestIdOf, runWithRequestId } from './request-scope.js';
 import { RetryLater } from './retry-later.js';
+import { within } from '../lib/deadline.js';
 
 export type JobContext = { jobId: number; attempt: number; maxAttempts: number; workerId: string };
 
@@ -24,16 +25,28 @@ export type JobDefinition<P = unknown> = {
   handle(payload: P, ctx: JobContext): Promise<void | 'completed'>;
   /**
    * The handler raises its own operator alert when its last attempt fails (refunds: refund_failed), so
-   * the worker raises none for that failure; an invalid payload or a crash still gets the worker's.
+   * the worker raises none for that failure; an invalid payload, a crash or a deadline still gets the worker's.
    */
   raisesOwnFailureAlert?: boolean;
+  /**
+   * How long one run may take (DEFAULT_JOB_TIMEOUT_MS unless set). Past it the run counts as a failed
+   * attempt, the lease is no longer renewed and the worker's slot is free for the next job. The
+   * handler itself cannot be stopped: a late effect is one more reason it must be safe to run twice.
+   */
+  timeoutMs?: number;
 };
+
+/** A job's deadline unless its type sets another: far above any healthy run, so only a hang reaches it. */
+export const DEFAULT_JOB_TIMEOUT_MS = 10 * 60_000;
 
 /** Infers the payload type from the schema, so handlers get it typed without casts. */
 export const defineJob = <P>(def: JobDefinition<P>): JobDefinition<P> => def;
 
-/** Why a job ended dead: a payload no retry can fix, its last attempt failed, or its last attempt crashed its worker. */
-export type DeadJobCause = 'invalid_payload' | 'failed' | 'crashed';
+/** Why a job ended dead: a payload no retry can fix, its last attempt failed, ran past its deadline, or crashed its worker. */
+export type DeadJobCause = 'invalid_payload' | 'failed' | 'timed_out' | 'crashed';
+
+/** A run that passed its job type's deadline (the handler may still be running; its outcome is ignored). */
+class JobTimedOut extends Error {}
 
 /** Raised in the transaction that ends a job dead, whatever the cause: a dead job needs an operator. */
 export type DeadJobAlert = (tx: DbOrTx, job: { id: number; type: string }, reason: string, cause: DeadJobCause) => Promise<void>;
@@ -115,21 +128,26 @@ export function createWorker(opts: WorkerOptions) {
         log.error({ jobId: job.id, type: job.type, err: reason }, 'job dead: invalid payload');
         return;
       }
-      const outcome = await def.handle(parsed.data, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
+      const timeoutMs = def.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
+      const run = def.handle(parsed.data, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
+      const outcome = await within(run, timeoutMs, () => new JobTimedOut(`deadline passed: the job ran longer than ${timeoutMs} ms`));
       if (outcome !== 'completed') await complete(opts.database.db, job.id, workerId);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const retryInMs = err instanceof RetryLater ? err.retryInMs : undefined;
+      const timedOut = err instanceof JobTimedOut;
+      // A hung handler would renew the lease for ever: stop before the failure is recorded.
+      clearInterval(heartbeat);
       // The burial and its alert commit together: a dead job is never left without one.
       const outcome = await opts.database.db
         .transaction(async (tx) => {
           const result = await fail(tx, job, workerId, message, retryInMs);
-          if (result === 'dead' && !def.raisesOwnFailureAlert) await onDeadJob?.(tx, job, message.slice(0, 1000), 'failed');
+          if (result === 'dead' && (timedOut || !def.raisesOwnFailureAlert)) await onDeadJob?.(tx, job, message.slice(0, 1000), timedOut ? 'timed_out' : 'failed');
           return result;
         })
         .catch(() => 'unknown');
       const write = outcome === 'dead' ? log.error.bind(log) : log.warn.bind(log);
-      write({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, 'job failed');
+      write({ jobId: job.id, type: job.type, attempt: job.attempts, outcome, err: message }, timedOut ? 'job ran past its deadline' : 'job failed');
     } finally {
       clearInterval(heartbeat);
     }

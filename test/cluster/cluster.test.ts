@@ -1,14 +1,16 @@
 /**
  * `npm run test:cluster` (PostgreSQL only: DATABASE_URL names the server; the test makes a database of
- * its own there and drops it after). Three `signet serve` nodes and two `signet worker` processes
+ * its own there for each store and drops it after). Three `signet serve` nodes and two `signet worker` processes
  * behind nginx (deploy/nginx.conf), with shared storage and Redis, take a mixed workload while one node
  * after another is SIGKILLed and started again; after a quiet period every invariant is checked.
  * The script runs this file with plain `node` rather than `node --test`, whose runner kills the file's
  * process at Ctrl-C before it can stop the nodes and drop its database.
  *
- *   CLUSTER_SECONDS   seconds of load (default 30; longer, up to 120, until each role was killed twice)
- *   CLUSTER_CLIENTS   concurrent client loops (default 3)
- *   CLUSTER_STORAGE   s3 (s3rver, the default), postgres, or local (one DATA_DIR shared by every node)
+ *   CLUSTER_STORAGE       the stores, comma-separated, one cluster each in turn (default s3,postgres):
+ *                         s3 (s3rver), postgres (the database's blob tables), local (one DATA_DIR shared by every node)
+ *   CLUSTER_SECONDS       seconds of load per store (default 30; longer, up to CLUSTER_MAX_SECONDS, until each role was killed twice)
+ *   CLUSTER_MAX_SECONDS   the longest load per store (default 120)
+ *   CLUSTER_CLIENTS       concurrent client loops (default 3)
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -16,13 +18,14 @@ import os from 'node:os';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startReceiver } from '../fixtures/receiver.js';
-import { startCluster, type Cluster } from './cluster.js';
+import { startCluster, storageKinds, type Cluster, type StorageKind } from './cluster.js';
 import { checkCreates, checkDocuments, checkMoney, checkQueue, checkWebhooks, pending, type Scope } from './invariants.js';
 import type { Node } from './processes.js';
 import { createWorkload } from './workload.js';
 
 const SECONDS = Number(process.env.CLUSTER_SECONDS || 30);
-const MAX_SECONDS = Math.max(SECONDS, 120);
+const MAX_SECONDS = Math.max(SECONDS, Number(process.env.CLUSTER_MAX_SECONDS || 120));
+const STORAGES = storageKinds(['s3', 'postgres']);
 const CLIENTS = Number(process.env.CLUSTER_CLIENTS || 3);
 const SETTLE_MS = 120_000;
 const OPENING_CENTS = 100_000;
@@ -79,9 +82,13 @@ async function json<T>(res: Response, status: number, what: string): Promise<T> 
   return JSON.parse(text) as T;
 }
 
-test('three serve nodes and two workers behind nginx lose nothing while nodes are SIGKILLed', { timeout: 15 * 60_000 }, async () => {
+for (const storage of STORAGES) {
+  test(`three serve nodes and two workers behind nginx, on ${storage} storage, lose nothing while nodes are SIGKILLed`, { timeout: 15 * 60_000 }, () => run(storage));
+}
+
+async function run(storage: StorageKind): Promise<void> {
   const started = Date.now();
-  const cluster = await startCluster({ serveNodes: 3, workers: 2, env: ENV });
+  const cluster = await startCluster({ serveNodes: 3, workers: 2, env: ENV, storage });
   const receiver = await startReceiver().catch(async (err) => {
     await cluster.close();
     throw err;
@@ -171,4 +178,4 @@ test('three serve nodes and two workers behind nginx lose nothing while nodes ar
     await receiver.close();
     await cluster.close();
   }
-});
+}

@@ -23,6 +23,8 @@ export type ClusterOptions = {
   env?: Record<string, string>;
   /** Which serve nodes nginx balances over (default: all); the bench puts one node alone behind it. */
   upstream?: number[];
+  /** Where documents are kept (default: the first of CLUSTER_STORAGE, else s3). */
+  storage?: StorageKind;
 };
 
 export type Cluster = {
@@ -49,11 +51,15 @@ export const NGINX_TEMPLATE = path.join(ROOT, 'deploy', 'nginx.conf');
 /** Debian's nginx lives in /usr/sbin, which an ordinary user's PATH may lack. */
 export const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 
-/** s3 (s3rver) unless CLUSTER_STORAGE chooses postgres, or local (one DATA_DIR shared by every node). */
-function storageKind(): StorageKind {
-  const wanted = process.env.CLUSTER_STORAGE || 's3';
-  if (wanted === 's3' || wanted === 'postgres' || wanted === 'local') return wanted;
-  throw new Error(`CLUSTER_STORAGE must be s3, postgres or local, got "${wanted}"`);
+/**
+ * CLUSTER_STORAGE: the stores to run on, comma-separated, `fallback` when unset. s3 (s3rver),
+ * postgres (the database's blob tables), or local (one DATA_DIR shared by every node).
+ */
+export function storageKinds(fallback: StorageKind[]): StorageKind[] {
+  const wanted = process.env.CLUSTER_STORAGE ? process.env.CLUSTER_STORAGE.split(',').map((k) => k.trim()) : fallback;
+  const bad = wanted.find((k) => k !== 's3' && k !== 'postgres' && k !== 'local');
+  if (bad !== undefined || wanted.length === 0) throw new Error(`CLUSTER_STORAGE must list s3, postgres or local (comma-separated), got "${process.env.CLUSTER_STORAGE}"`);
+  return wanted as StorageKind[];
 }
 
 /** deploy/nginx.conf with our port and one `server` line per upstream port, each keeping the file's parameters. */
@@ -141,7 +147,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const pool = new pg.Pool({ connectionString: db.url, max: 4 });
     cleanups.push(() => pool.end());
 
-    const storage = storageKind();
+    const storage = opts.storage ?? storageKinds(['s3'])[0];
     const storageEnv: Record<string, string> = {};
     const sharedDataDir = path.join(root, 'data-shared');
     if (storage === 's3') {

@@ -13,3 +13,4 @@ export * from './verifications.js';
 export * from './dashboard.js';
 export * from './blobs.js';
 export * from './card-reversals.js';
+export * from './secrets.js';

@@ -47,6 +47,8 @@ export const blobSweepJob = (deps: { db: Db; storage: BlobStorage; owners: BlobO
   defineJob({
     type: BLOB_SWEEP_JOB,
     payload: z.object({}),
+    // It lists the whole store: a large bucket takes longer than the default deadline.
+    timeoutMs: 60 * 60_000,
     async handle() {
       if (!deps.storage.list) return;
       const cutoff = Date.now() - BLOB_GRACE_MS;

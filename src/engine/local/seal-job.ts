@@ -34,11 +34,14 @@ export function sealJob(deps: {
   lockAndSync: <T>(tx: Tx, engineEnvelopeId: string, work: () => Promise<T>) => Promise<{ value: T } | undefined>;
   /** `$PUBLIC_URL/verify-document`, printed on the certificate. */
   verificationUrl?: string;
+  /** The job's deadline (the worker's default when unset): the sealing sandbox's own, plus the reads, the timestamp and the writes around it. */
+  timeoutMs?: number;
 }) {
   const { repo, storage } = deps;
   return defineJob({
     type: SEAL_JOB,
     payload: z.object({ documentId: z.guid() }),
+    timeoutMs: deps.timeoutMs,
     async handle({ documentId }) {
       const doc = await repo.document(deps.db, documentId);
       if (!doc || doc.status !== 'SEALING') return;

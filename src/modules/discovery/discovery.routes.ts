@@ -17,6 +17,25 @@ const ZEngineHealth = z.object({
 /** A dependency check that does not answer within this long has failed: /health must answer promptly. */
 const HEALTH_CHECK_TIMEOUT_MS = 2_000;
 const checked = (check: () => Promise<void>) => within(check(), HEALTH_CHECK_TIMEOUT_MS, () => new Error(`no answer within ${HEALTH_CHECK_TIMEOUT_MS} ms`));
+/**
+ * How long a storage check's outcome answers /health. The route is unauthenticated and unlimited, and
+ * the S3 driver's check is a HeadBucket: without this anyone could make the node call the bucket (a
+ * billed, rate-limited API) as often as they like. The database's ping stays live: it is local and cheap.
+ */
+const STORAGE_CHECK_REUSE_MS = 5_000;
+
+/** `check`, run at most once per `reuseMs`: calls meanwhile (or while it runs) share its outcome. */
+function reused(check: () => Promise<void>, reuseMs: number): () => Promise<void> {
+  let last: { result: Promise<void>; settledAt?: number } | undefined;
+  return () => {
+    if (last && (last.settledAt === undefined || Date.now() - last.settledAt < reuseMs)) return last.result;
+    const current: { result: Promise<void>; settledAt?: number } = { result: checked(check) };
+    const settle = () => void (current.settledAt = Date.now());
+    current.result.then(settle, settle);
+    last = current;
+    return current.result;
+  };
+}
 
 const ZChecks = z.object({ database: z.enum(['ok', 'failed']), storage: z.enum(['ok', 'failed']) }).describe('each dependency this node needs: failed when it did not answer within 2 s');
 const UNREACHABLE = { database: 'The database is unreachable', storage: 'The document storage is unreachable', both: 'The database and the document storage are unreachable' };
@@ -36,6 +55,7 @@ export function discoveryRoutes(deps: {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     let llms: string | undefined;
+    const storageCheck = reused(deps.storage, STORAGE_CHECK_REUSE_MS);
 
     r.get('/health', {
       config: { rateLimit: false },
@@ -49,7 +69,7 @@ export function discoveryRoutes(deps: {
         },
       },
       handler: async (request, reply) => {
-        const [database, storage] = await Promise.allSettled([checked(deps.ping), checked(deps.storage)]);
+        const [database, storage] = await Promise.allSettled([checked(deps.ping), storageCheck()]);
         const state = (res: PromiseSettledResult<void>) => (res.status === 'fulfilled' ? ('ok' as const) : ('failed' as const));
         const checks = { database: state(database), storage: state(storage) };
         const base = { version: deps.version, engine: deps.engine(), checks };

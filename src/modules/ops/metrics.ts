@@ -34,6 +34,8 @@ export function createMetrics(deps: { database: Database }) {
   const charges = counter('signet_charges_total', 'Billable calls charged, by operation and how they were paid (balance, sandbox, x402)', ['operation', 'via']);
   const refunds = counter('signet_refunds_total', 'Refunds by kind (balance, wallet) and event (requested, succeeded, failed, completed)', ['kind', 'outcome']);
   const settlements = counter('signet_x402_settlements_total', 'x402 payment settlements by outcome (settled, refused, unknown: no clear answer)', ['outcome']);
+  const redisShared = gauge('signet_redis_shared', '1 while this node counts rate limits and failed authentications in Redis; 0 while it counts alone (no REDIS_URL, Redis unreachable, or connected but not answering)');
+  const redisUnanswered = counter('signet_redis_unanswered_total', 'Redis commands that failed or timed out (each counted in the process instead)', []);
 
   const jobGauges = {
     due: gauge('signet_job_queue_depth', 'Queued jobs due now (waiting for a worker), by type', ['type']),
@@ -59,6 +61,7 @@ export function createMetrics(deps: { database: Database }) {
   const jobTypes = new Set<string>();
   const sandboxPools = new Set<string>();
   let defaultsOn = false;
+  let isRedisShared = () => false;
 
   /** One grouped read of the live part of the queue (done jobs are not looked at: the claim index covers the rest). */
   async function readJobs(): Promise<void> {
@@ -121,12 +124,18 @@ export function createMetrics(deps: { database: Database }) {
       requests.inc({ method, route, status_code: String(statusCode) });
       latency.observe({ method, route }, seconds);
     },
+    /** REDIS_URL's gate (providers/redis/redis.ts): its state is read at scrape time. */
+    watchRedis(isShared: () => boolean): void {
+      isRedisShared = isShared;
+    },
+    redisUnanswered: () => redisUnanswered.inc(),
     /** The exposition text: the gauges read now (one query, in-memory counts), then every metric. */
     async render(): Promise<string> {
       // Process metrics from the first scrape on: apps that are never scraped (tests) start no collectors.
       if (!defaultsOn) collectDefaultMetrics({ register: registry });
       defaultsOn = true;
       readPools();
+      redisShared.set(isRedisShared() ? 1 : 0);
       await readJobs();
       return registry.metrics();
     },
