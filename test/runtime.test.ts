@@ -47,11 +47,12 @@ describe('`signet` under an older Node.js', { skip: !older && 'no Node.js older 
   writeFileSync(
     path.join(dir, 'dist', 'cli.js'),
     `const args = process.argv.slice(2);
-console.log(JSON.stringify({ version: process.version, args }));
+// The handler before the line that tells the test to send the signal.
 if (args[0] === 'wait') {
   process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(7); });
   setInterval(() => {}, 1000);
 } else process.exitCode = Number(args[1] ?? 0);
+console.log(JSON.stringify({ version: process.version, args }));
 `,
   );
   const launch = (args: string[]) => spawn(older!, [path.join(dir, 'bin', 'signet.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -11,7 +11,7 @@ import { eq } from 'drizzle-orm';
 import { envelopes } from '../../src/db/schema/index.js';
 import { createTestApp, type TestApp } from '../harness.js';
 import { startDocumensoStandin, type DocumensoStandin } from '../fixtures/documenso-standin.js';
-import { envelopeBody, newKey, samplePdf, sigField, signer } from '../fixtures/envelopes.js';
+import { drain, envelopeBody, newKey, samplePdf, sigField, signer } from '../fixtures/envelopes.js';
 import { startChain, type Chain } from './x402-chain.js';
 import { x402Env, x402Payers } from './x402-payer.js';
 
@@ -69,6 +69,9 @@ test('an x402 send whose settle fails is not distributed at Documenso: 402, the 
 
   const sent = await post(send, json, { 'payment-signature': await pay(send, json) });
   assert.equal(sent.status, 200, await sent.clone().text());
+  // Paid and recorded PENDING; the distribution job sends it at Documenso after the commit, once.
+  assert.equal((await sent.json()).status, 'PENDING');
+  await drain(t);
   assert.equal(standin.calls['envelope.distribute'], 1);
   assert.equal(await chain.balanceOf(payer.address), 1_000_000n - 1000n - 100_000n);
 });
