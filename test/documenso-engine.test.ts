@@ -66,11 +66,18 @@ async function createSent(recipients: Recipient[]): Promise<Envelope> {
   return env;
 }
 
-/** Envelope jobs (distribution, expiry) waiting for a retry run now (drain runs only what is due). */
+/** Envelope jobs (distribution, expiry, cancellation) waiting for a retry run now (drain runs only what is due). */
 async function retryJobsNow(): Promise<void> {
-  await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE status = 'queued' AND type IN ('envelope.distribute', 'envelope.expire')`);
+  await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE status = 'queued' AND type IN ('envelope.distribute', 'envelope.expire', 'envelope.cancel')`);
   await drain(t);
 }
+
+/** A promise's value and how long it took. */
+const timed = async <T>(p: Promise<T>) => {
+  const started = Date.now();
+  const value = await p;
+  return { value, ms: Date.now() - started };
+};
 
 const postHook = (body: unknown, secret: string | null = SECRET) =>
   t.app.inject({ method: 'POST', url: '/engine/documenso/webhook', headers: { 'content-type': 'application/json', ...(secret === null ? {} : { 'x-documenso-secret': secret }) }, payload: JSON.stringify(body) });
@@ -334,23 +341,82 @@ describe('documenso engine', () => {
     assert.equal(standin.envelopes.has(plan.staged.engineEnvelopeId), false);
   });
 
-  test('cancel: Documenso cancels (a failed cancel changes nothing and is retried whole); a draft is cancelled by its mark', async () => {
+  test('cancel: CANCELLED, its event and the refund at once; Documenso cancels in a job after the commit (down → retried); a draft is cancelled by its mark', async () => {
     const del = (id: string) => t.app.inject({ method: 'DELETE', url: `/v1/envelopes/${id}`, headers: bearer(t.customer.apiKey) });
     const env = await createSent([person('cx')]);
+    const cancels = standin.calls['envelope.cancel'];
     standin.failNext(1, 'error', { route: 'envelope.cancel' });
-    assertError(await del(env.envelopeId), 503, 'DOCUMENSO_UNAVAILABLE');
-    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
-    assert.equal((await status(env.envelopeId)).json().status, 'SENT');
     const res = await del(env.envelopeId);
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'CANCELLED');
+    assert.equal(standin.calls['envelope.cancel'], cancels, 'Documenso is not called in the request');
+    // Documenso's PENDING is the cancellation still to come: a read does not undo it.
     assert.equal((await status(env.envelopeId)).json().status, 'CANCELLED');
     assert.ok((await eventTypes(t, env.envelopeId)).includes('DOCUMENT_CANCELLED'));
+    await assert.rejects(drain(t), /envelope\.cancel#\d+: Documenso answered 500/); // the job's first attempt: Documenso down
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'PENDING');
+    await retryJobsNow();
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'CANCELLED');
+    assert.equal((await status(env.envelopeId)).json().status, 'CANCELLED');
+    assert.equal((await eventTypes(t, env.envelopeId)).filter((e) => e === 'DOCUMENT_CANCELLED').length, 1);
+    assert.deepEqual((await ledgerFor(t, env.envelopeId)).map((l) => [l.direction, l.amountMicros]), [['debit', 100_000n], ['refund', 100_000n]]);
+    assert.equal((await del(env.envelopeId)).statusCode, 200);
+    await drain(t);
+    assert.equal(standin.calls['envelope.cancel'], cancels + 2, 'a second DELETE calls Documenso no more');
 
     const draft = (await create([person('cx-draft')], { draft: true })).json() as Envelope;
     assert.equal((await del(draft.envelopeId)).statusCode, 200);
+    await drain(t);
     assert.equal(standin.envelopes.get(draft.engineEnvelopeId)!.envelope.status, 'DRAFT');
     assert.equal((await status(draft.envelopeId)).json().status, 'CANCELLED');
+  });
+
+  test('Documenso hanging on a cancel holds no lock: the same and another customer are answered meanwhile', async () => {
+    const other = await t.createCustomer(500);
+    const env = await createSent([person('hang-cx')]);
+    standin.failNext(1, 'hang', { route: 'envelope.cancel' });
+    const cancels = standin.calls['envelope.cancel'];
+    const cancelled = await timed(t.app.inject({ method: 'DELETE', url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) }));
+    assert.equal(cancelled.value.statusCode, 200, cancelled.value.body);
+    assert.ok(cancelled.ms < 3000, `the cancel answered in ${cancelled.ms} ms`);
+    // The cancellation job now hangs in Documenso (until the client's 10 s timeout).
+    const job = drain(t).catch((err: Error) => err);
+    while (standin.calls['envelope.cancel'] === cancels) await new Promise((r) => setTimeout(r, 10));
+    const otherRead = await timed(t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) }));
+    assert.equal(otherRead.value.statusCode, 200);
+    assert.ok(otherRead.ms < 2000, `another customer waited ${otherRead.ms} ms`);
+    const sameCreate = await timed(create([person('hang-cx-same')]));
+    assert.equal(sameCreate.value.statusCode, 201, sameCreate.value.body);
+    assert.ok(sameCreate.ms < 2000, `the same customer's create waited ${sameCreate.ms} ms`);
+    assert.match(String(await job), /envelope\.cancel#\d+: Documenso did not answer/);
+    await retryJobsNow();
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'CANCELLED');
+    assert.equal((await status(env.envelopeId)).json().status, 'CANCELLED');
+  });
+
+  test('Documenso hanging on a resend holds no lock: another customer, and the same one resending and cancelling that envelope, are answered meanwhile', async () => {
+    const other = await t.createCustomer(500);
+    const a = person('hang-rs');
+    const env = await createSent([a]);
+    const resend = () => t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/resend`, headers: bearer(t.customer.apiKey) });
+    standin.failNext(1, 'hang', { route: 'envelope.redistribute' });
+    const calls = standin.calls['envelope.redistribute'];
+    const hung = resend();
+    while (standin.calls['envelope.redistribute'] === calls) await new Promise((r) => setTimeout(r, 10));
+    const otherRead = await timed(t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) }));
+    assert.equal(otherRead.value.statusCode, 200);
+    assert.ok(otherRead.ms < 2000, `another customer waited ${otherRead.ms} ms`);
+    // Documenso answers this one: the hung call holds nothing it needs.
+    const { value: ok, ms } = await timed(resend());
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.ok(ms < 2000, `the same customer's second resend waited ${ms} ms`);
+    assert.deepEqual(ok.json().resentTo.map((r: Recipient) => r.email), [a.email]);
+    const sameCancel = await timed(t.app.inject({ method: 'DELETE', url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) }));
+    assert.equal(sameCancel.value.statusCode, 200, sameCancel.value.body);
+    assert.ok(sameCancel.ms < 2000, `the same customer's cancel of the envelope waited ${sameCancel.ms} ms`);
+    assertError(await hung, 503, 'DOCUMENSO_UNAVAILABLE');
+    await drain(t);
+    assert.equal(standin.envelopes.get(env.engineEnvelopeId)!.envelope.status, 'CANCELLED');
+    assertError(await resend(), 400, 'ENVELOPE_CANCELLED');
   });
 
   test('send of a draft: charged and PENDING at once, distributed by its job after the commit; Documenso down → retried, charged once', async () => {
@@ -404,11 +470,6 @@ describe('documenso engine', () => {
     const other = await t.createCustomer(500);
     const env = (await create([person('hang')], { draft: true })).json() as Envelope;
     standin.failNext(1, 'hang', { route: 'envelope.distribute' });
-    const timed = async <T>(p: Promise<T>) => {
-      const started = Date.now();
-      const value = await p;
-      return { value, ms: Date.now() - started };
-    };
     const sent = await timed(t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': newKey() }, payload: '{}' }));
     assert.equal(sent.value.statusCode, 200, sent.value.body);
     assert.ok(sent.ms < 3000, `the send answered in ${sent.ms} ms`);

@@ -115,15 +115,16 @@ export interface SigningEngine {
    * engine is called with no transaction open (the pool), and must find its work done when repeated.
    */
   send(tx: DbOrTx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
-  /** Reminds every recipient who still has to act and may act now; returns whom. */
-  resend(tx: Tx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
+  /** Reminds every recipient who still has to act and may act now; returns whom. A remote engine is called with no transaction open. */
+  resend(tx: DbOrTx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
   /**
    * Revokes one recipient's signing link and mints a new one; a recipient who was invited and still
    * has something to do is invited again, with the new link (`invited`). The caller has checked that
    * the envelope is live. Absent when the engine keeps the links itself (Documenso).
    */
   reissueLink?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string): Promise<{ signingUrl: string; invited: boolean }>;
-  cancel(tx: Tx, engineEnvelopeId: string): Promise<void>;
+  /** A remote engine is called with no transaction open (a job), and must find its work done when repeated. */
+  cancel(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
   /** A remote engine is called with no transaction open, and must find its work done when repeated. */
   expire(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
   /** Reads only: the pool will do, so a live status read needs no transaction of its own. */

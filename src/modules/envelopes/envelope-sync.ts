@@ -8,15 +8,22 @@ import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-/**
- * A send Signet recorded (PENDING: charged, its distribution queued) is never undone by a sync: an
- * engine still holding a draft is that distribution still to come (envelope-send.ts).
- */
+
 /** What a sync reads and writes of the stored copy: equal before and under the lock, nobody synced in between. */
 const copyOf = (envelope: EnvelopeRow, recipients: StoredRecipientRow[]) =>
   JSON.stringify([envelope.status, recipients.map((r) => [r.id, r.signingStatus, r.readStatus, r.sendStatus, r.status, iso(r.signedAt), iso(r.viewedAt), iso(r.rejectedAt), r.rejectionReason])]);
 
-const asRecorded = (envelope: EnvelopeRow, status: EngineStatus): EngineStatus => (envelope.status === 'PENDING' && status.status === 'DRAFT' ? { ...status, status: 'PENDING' } : status);
+/**
+ * A send Signet recorded (PENDING: charged, its distribution queued) is never undone by a sync: an
+ * engine still holding a draft is that distribution still to come (envelope-send.ts). Nor is a
+ * cancellation Signet recorded (refunded, its engine call queued: remote-sweeps.ts), unless the engine
+ * completed the envelope first.
+ */
+const asRecorded = (envelope: EnvelopeRow, status: EngineStatus): EngineStatus => {
+  if (envelope.status === 'PENDING' && status.status === 'DRAFT') return { ...status, status: 'PENDING' };
+  if (envelope.status === 'CANCELLED' && status.status !== 'COMPLETED') return { ...status, status: 'CANCELLED' };
+  return status;
+};
 
 export type PublishedEvent = {
   owner: Owner;

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import { complete } from '../../jobs/queue.js';
 import { defineJob, type PeriodicTask } from '../../jobs/worker.js';
 import type { EnvelopesService } from './envelopes.service.js';
-import { EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
+import { CANCEL_JOB, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 
 export const DISTRIBUTE_JOB = 'envelope.distribute';
 
@@ -15,8 +15,8 @@ export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 
     handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.distribute(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
   });
 
-/** A remote engine's expiry and purge, one envelope per job (remote-sweeps.ts); each ends done with its outcome. */
-export const remoteSweepJobs = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'expireOne' | 'purgeOne'> }) => [
+/** A remote engine's expiry, purge and cancellation, one envelope per job (remote-sweeps.ts); each ends done with its outcome. */
+export const remoteSweepJobs = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'expireOne' | 'purgeOne' | 'cancelOne'> }) => [
   defineJob({
     type: EXPIRE_JOB,
     payload: z.object({ envelopeId: z.guid() }),
@@ -26,6 +26,11 @@ export const remoteSweepJobs = (deps: { db: Db; envelopes: Pick<EnvelopesService
     type: PURGE_JOB,
     payload: z.object({ envelopeId: z.guid() }),
     handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.purgeOne(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
+  }),
+  defineJob({
+    type: CANCEL_JOB,
+    payload: z.object({ envelopeId: z.guid() }),
+    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.cancelOne(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
   }),
 ];
 

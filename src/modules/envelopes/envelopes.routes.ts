@@ -199,7 +199,12 @@ export function envelopesRoutes(deps: RouteDeps) {
         params: ZEnvelopeIdParam,
         response: { 200: ZResendResult, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'ALL_SIGNED', 'INVALID_STATE'], ENGINE_ERRORS) },
       },
-      handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.resend(tx, requestContext(request), request.params.id) })),
+      handler: async (request, reply) => {
+        const ctx = requestContext(request);
+        // A remote engine is reminded before the transaction opens: no lock is held while it answers.
+        const reminded = await envelopes.remindOutside(deps.db, ctx, request.params.id);
+        return commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.resend(tx, ctx, request.params.id, reminded) }));
+      },
     });
 
     r.post('/v1/envelopes/:id/recipients/:recipient/link', {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import type { OperatorContext, Paging, RequestContext } from '../../context.js';
-import type { DbOrTx, Tx } from '../../db/client.js';
+import type { Db, DbOrTx, Tx } from '../../db/client.js';
 import { TERMINAL_STATUSES, type DocumentStream, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
 import { enqueueStatement } from '../../jobs/queue.js';
@@ -11,7 +11,8 @@ import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
-import { createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
+import { CANCEL_JOB, createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
+import { createRemoteResend, requireRemindable, type Reminded } from './envelope-resend.js';
 import type { EnvelopeSync } from './envelope-sync.js';
 import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
 import { downloadTarget, enginePdf, openEnginePdf, type DownloadVersion } from './envelope-downloads.js';
@@ -115,6 +116,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
   }
 
   const remote = createRemoteSweeps({ repo, engine, sync });
+  const remindOutside = createRemoteResend({ repo, engine, sync });
   const sending = createEnvelopeSend({ repo, engine, sync, billing: deps.billing, audit: deps.audit, signingUrlsOf: deps.signingUrlsOf, gateRecipients });
 
   return {
@@ -227,6 +229,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     /** The expiry and purge jobs of a remote engine (remote-sweeps.ts). */
     expireOne: remote.expireOne,
     purgeOne: remote.purgeOne,
+    /** A remote engine's cancellation, after the one recorded (remote-sweeps.ts). */
+    cancelOne: remote.cancelOne,
 
     async get(db: DbOrTx, ctx: RequestContext, id: string): Promise<TEnvelope> {
       const envelope = await requireEnvelope(db, id, ownerOf(ctx));
@@ -255,16 +259,18 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       return sending.send(tx, ctx, envelope, meta);
     },
 
-    async resend(tx: Tx, ctx: RequestContext, id: string) {
-      const envelope = await syncFromEngine(tx, await requireEnvelope(tx, id, ownerOf(ctx), true));
-      if (envelope.status === 'COMPLETED') throw new AppError('ENVELOPE_ALREADY_COMPLETE', 'The envelope is completed');
-      if (envelope.status === 'CANCELLED') throw new AppError('ENVELOPE_CANCELLED', 'The envelope was cancelled');
-      const recipients = await repo.recipients(tx, [envelope.id]);
-      const acting = recipients.filter((r) => r.role === 'SIGNER' || r.role === 'APPROVER');
-      if (acting.every((r) => r.signingStatus === 'SIGNED')) throw new AppError('ALL_SIGNED', 'Every recipient has signed');
-      // Before distribution there is nothing to remind of (the invitation itself is still to come).
-      if (!['SENT', 'PARTIALLY_SIGNED'].includes(envelope.status)) throw new AppError('INVALID_STATE', `Nothing to remind: the envelope is ${envelope.status}`);
-      const resentTo = await engine.resend(tx, envelope.engineEnvelopeId);
+    /** A remote engine's reminders, sent before the request's transaction opens (envelope-resend.ts); undefined for the local engine. */
+    remindOutside: (db: Db, ctx: RequestContext, id: string) => (UUID.test(id) ? remindOutside(db, id, ownerOf(ctx), (tx) => requireEnvelope(tx, id, ownerOf(ctx), true)) : Promise.reject(new AppError('ENVELOPE_NOT_FOUND', 'No such envelope'))),
+
+    /** `reminded`: what remindOutside sent (a remote engine), recorded here; else the engine reminds in this transaction. */
+    async resend(tx: Tx, ctx: RequestContext, id: string, reminded?: Reminded) {
+      let envelope = await requireEnvelope(tx, id, ownerOf(ctx), !reminded);
+      let resentTo = reminded;
+      if (!resentTo) {
+        envelope = await syncFromEngine(tx, envelope);
+        requireRemindable(envelope, await repo.recipients(tx, [envelope.id]));
+        resentTo = await engine.resend(tx, envelope.engineEnvelopeId);
+      }
       await deps.audit.customer(tx, ctx, { action: 'envelope.resend', resourceType: 'envelope', resourceId: envelope.id, metadata: { resentTo: resentTo.map((r) => r.email) } });
       return { success: true as const, resentTo };
     },
@@ -273,6 +279,13 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     async cancel(tx: Tx, ctx: RequestContext | null, envelope: EnvelopeRow) {
       if (envelope.status === 'COMPLETED') throw new AppError('CANNOT_DELETE_COMPLETED', 'A completed envelope cannot be deleted');
       if (envelope.status === 'CANCELLED') return;
+      if (engine.remote) {
+        // The intent (DESIGN §4.13): CANCELLED, its event and the refund now; the job cancels at the engine once this commits (remote-sweeps.ts).
+        await sync.reconcile(tx, envelope, { live: { status: 'CANCELLED', completedAt: envelope.completedAt, recipients: [] } });
+        await remote.queue(tx, CANCEL_JOB, [envelope]);
+        if (ctx) await deps.audit.customer(tx, ctx, { action: 'envelope.cancel', resourceType: 'envelope', resourceId: envelope.id });
+        return;
+      }
       const synced = await syncFromEngine(tx, envelope);
       if (synced.status === 'COMPLETED') throw new AppError('CANNOT_DELETE_COMPLETED', 'A completed envelope cannot be deleted');
       if (synced.status === 'CANCELLED') return;
