@@ -41,7 +41,8 @@ before(async () => {
       // A paid route whose handler can be told to fail after its charge (4xx or 5xx).
       registerBillableFixture(app, c);
       // A paid route whose transaction fails at COMMIT (a deferred foreign key), after the payment settled.
-      app.post(COMMIT_FAILS, { config: { auth: 'customer' } }, (request, reply) =>
+      // It takes the envelope's multipart body (and ignores it): a route reads one only when it says so.
+      app.post(COMMIT_FAILS, { config: { auth: 'customer' }, schema: { consumes: ['multipart/form-data'] } }, (request, reply) =>
         c.commitMutation(request, reply, async (tx) => {
           await tx.execute(sql`INSERT INTO x402_test_child (parent_id) VALUES (42)`);
           return { status: 200, body: { ok: true } };
