@@ -24,6 +24,12 @@ export const customers = pgTable(
      * from creating a second customer for the same wallet.
      */
     walletAddress: text('wallet_address').unique(),
+    /** What a recipient agrees to before acting (electronic records and signatures); null: the built-in text. */
+    consentText: text('consent_text'),
+    /** Where the sender's notices go (completed, declined, expired); null: the account's email. */
+    notificationEmail: text('notification_email'),
+    /** Whether the sender gets those notices at all (opt-out per account). */
+    senderNotifications: boolean('sender_notifications').notNull().default(true),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
