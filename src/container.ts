@@ -122,7 +122,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const services = {
     audit,
     billing,
-    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo }),
+    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo, audit }),
     summary: createSummaryService({ repo: summaryRepo, now: clock }),
     products: createProductsService({ repo: createProductsRepo(), audit, productId: config.productId }),
     apiKeys: createApiKeysService({ accounts: repos.accounts, audit }),

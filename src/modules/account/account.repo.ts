@@ -46,6 +46,16 @@ export function createAccountRepo() {
       return row;
     },
 
+    /** The holder's settings; only the fields given change. Undefined when the customer is gone. */
+    async updateSettings(
+      tx: DbOrTx,
+      customerId: string,
+      set: Partial<Pick<CustomerRow, 'name' | 'notificationEmail' | 'senderNotifications' | 'consentText'>>,
+    ): Promise<CustomerRow | undefined> {
+      const [row] = await tx.update(customers).set(set).where(eq(customers.id, customerId)).returning();
+      return row;
+    },
+
     async insertApiKey(tx: DbOrTx, input: { customerId: string; mode: 'live' | 'test'; keyHash: string; prefix: string }): Promise<ApiKeyRow> {
       const [row] = await tx.insert(apiKeys).values(input).returning();
       return row;

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { requestContext } from '../../http/auth.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
-import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
+import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import type { Db } from '../../db/client.js';
-import { ZAccount, ZAccountSummary, ZProductEnrollment, ZProductList, ZProductParam, ZUsageEntry } from './account.schemas.js';
+import { ZAccount, ZAccountSettingsPatch, ZAccountSummary, ZProductEnrollment, ZProductList, ZProductParam, ZUsageEntry } from './account.schemas.js';
 import type { AccountService } from './account.service.js';
 import type { ProductsService } from './products.service.js';
 import type { SummaryService } from './summary.service.js';
@@ -14,6 +14,11 @@ import type { SummaryService } from './summary.service.js';
 const WALLET_ONLY = [{ walletJwt: [] }];
 /** SPEC.md: enabling a product is the account holder's act, by wallet JWT or the dashboard session. */
 const HOLDER_ONLY: Record<string, string[]>[] = [{ walletJwt: [] }, { sessionCookie: [] }];
+/**
+ * The settings body is a few short fields and one text of at most 5,000 characters (each up to 6 bytes
+ * as a JSON escape): anything bigger is refused unread, since a free test key may send it.
+ */
+export const ACCOUNT_SETTINGS_BODY_LIMIT = 64 * 1024;
 
 export function accountRoutes(deps: { db: Db; account: AccountService; summary: SummaryService; products: ProductsService; commitMutation: CommitMutation }) {
   return async function (app: FastifyInstance): Promise<void> {
@@ -29,6 +34,26 @@ export function accountRoutes(deps: { db: Db; account: AccountService; summary: 
         response: { 200: ZAccount, ...errorResponses(CUSTOMER_ERRORS) },
       },
       handler: async (request) => deps.account.getAccount(deps.db, requestContext(request).actor),
+    });
+
+    r.patch('/v1/account', {
+      config: { auth: 'customer', idempotency: 'optional', sessionCookie: true },
+      bodyLimit: ACCOUNT_SETTINGS_BODY_LIMIT,
+      schema: {
+        operationId: 'updateAccount',
+        tags: ['Account'],
+        summary: "Change the account's settings: the display name recipients see, where the sender's notices go and whether they are sent, and the consent text recipients agree to",
+        description:
+          'Only the fields given change; null resets notificationEmail and consentText to their defaults. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.',
+        security: [...SECURITY.read, { sessionCookie: [] }],
+        body: ZAccountSettingsPatch,
+        response: {
+          200: ZAccount,
+          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, JSON_BODY_ERRORS, ['CSRF_TOKEN_INVALID', 'X402_NOT_APPLICABLE']),
+        },
+      },
+      handler: async (request, reply) =>
+        deps.commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.account.updateSettings(tx, requestContext(request), request.body) })),
     });
 
     r.get('/v1/account/usage', {

@@ -7,6 +7,58 @@ export const ZAccountWalletFields = {
   totalSpentFormatted: z.string().nullable().describe('totalSpentCents as text, e.g. "$0.30"; null for API-key callers'),
 };
 
+/** What the account holder sets (PATCH /v1/account; the dashboard's settings page). */
+export const ZAccountSettingsFields = {
+  displayName: z.string().describe('The name recipients see as the sender ("<displayName> asks you to sign"); the same value as `name`'),
+  displayNameIsDefault: z
+    .boolean()
+    .describe('Whether displayName is still the one given at sign-up: the local part of the email address (or the wallet address), until the holder sets one'),
+  notificationEmail: z.string().nullable().describe("Where the sender's notices go (an envelope completed, declined or expired); null: the account's email"),
+  senderNotifications: z.boolean().describe('Whether those notices are sent at all'),
+  consentText: z.string().nullable().describe('What recipients agree to before acting (electronic records and signatures); null: the built-in text'),
+};
+
+export const DISPLAY_NAME_MAX = 100;
+export const CONSENT_TEXT_MAX = 5000;
+
+// Bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069) can make a name read as
+// something else in an inbox; control characters have no place in one-line text at all.
+const UNSAFE_IN_LINE = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+// A multi-line text keeps its line breaks and tabs, nothing else of the kind.
+const UNSAFE_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+
+export const ZAccountSettingsPatch = z
+  .strictObject({
+    displayName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(DISPLAY_NAME_MAX)
+      .refine((s) => !UNSAFE_IN_LINE.test(s), 'must not contain control or bidirectional-override characters')
+      .optional()
+      .describe(`The name recipients see as the sender, 1-${DISPLAY_NAME_MAX} characters after trimming`),
+    notificationEmail: z
+      .union([z.email().max(320), z.null()])
+      .optional()
+      .describe("Where the sender's notices go; null: back to the account's email"),
+    senderNotifications: z.boolean().optional().describe('false: no email when an envelope completes, is declined or expires'),
+    consentText: z
+      .union([
+        z
+          .string()
+          .trim()
+          .min(1)
+          .max(CONSENT_TEXT_MAX)
+          .refine((s) => !UNSAFE_IN_TEXT.test(s), 'must not contain control characters other than line breaks and tabs'),
+        z.null(),
+      ])
+      .optional()
+      .describe(`What recipients agree to before acting, plain text up to ${CONSENT_TEXT_MAX} characters (blank lines separate paragraphs); null: the built-in text`),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText')
+  .meta({ id: 'AccountSettingsPatch' });
+export type TAccountSettingsPatch = z.infer<typeof ZAccountSettingsPatch>;
+
 export const ZAccount = z
   .object({
     accountId: z.uuid(),
@@ -21,6 +73,7 @@ export const ZAccount = z
     sandboxLimit: z.number().int(),
     createdAt: z.iso.datetime(),
     ...ZAccountWalletFields,
+    ...ZAccountSettingsFields,
   })
   .meta({ id: 'Account' });
 export type TAccount = z.infer<typeof ZAccount>;

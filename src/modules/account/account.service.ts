@@ -1,13 +1,46 @@
-import type { DbOrTx } from '../../db/client.js';
-import type { Actor, Paging } from '../../context.js';
+import type { DbOrTx, Tx } from '../../db/client.js';
+import type { Actor, Paging, RequestContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { formatDollars, microsToCents } from '../../lib/money.js';
 import type { BillingRepo } from '../billing/billing.repo.js';
 import type { AccountRepo, CustomerRow } from './account.repo.js';
 import type { SummaryRepo } from './summary.repo.js';
-import type { TAccount, TUsageEntry } from './account.schemas.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { TAccount, TAccountSettingsPatch, TUsageEntry } from './account.schemas.js';
 
-export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo; summary: Pick<SummaryRepo, 'totalSpent'> }) {
+/**
+ * Whether the account still has the name it was given at sign-up rather than one its holder chose:
+ * a self-signup is named after its email's local part (`alex` for alex@example.com) and a wallet after
+ * its address. Recipients would read "alex asks you to sign", so the dashboard asks for a real one.
+ * A holder who deliberately sets exactly that text is asked again: harmless, and no column is needed.
+ */
+export function nameIsDefault(c: Pick<CustomerRow, 'name' | 'email' | 'walletAddress'>): boolean {
+  return c.name === c.email.slice(0, c.email.lastIndexOf('@')) || (c.walletAddress !== null && c.name === c.walletAddress);
+}
+
+export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo; summary: Pick<SummaryRepo, 'totalSpent'>; audit: Pick<AuditService, 'customer'> }) {
+  const toDto = (customer: CustomerRow, actor: Actor, spent: bigint | null): TAccount => ({
+    accountId: customer.id,
+    email: customer.email,
+    name: customer.name,
+    apiKeyPrefix: actor.keyPrefix ?? null,
+    mode: actor.mode,
+    creditsCents: microsToCents(customer.balanceMicros),
+    creditsFormatted: formatDollars(customer.balanceMicros),
+    balanceMicros: Number(customer.balanceMicros),
+    sandboxUsed: customer.sandboxUsed,
+    sandboxLimit: customer.sandboxLimit,
+    createdAt: customer.createdAt.toISOString(),
+    walletAddress: customer.walletAddress,
+    totalSpentCents: spent === null ? null : microsToCents(spent),
+    totalSpentFormatted: spent === null ? null : formatDollars(spent),
+    displayName: customer.name,
+    displayNameIsDefault: nameIsDefault(customer),
+    notificationEmail: customer.notificationEmail,
+    senderNotifications: customer.senderNotifications,
+    consentText: customer.consentText,
+  });
+
   return {
     /**
      * The customer a wallet signs in as, made on its first sign-in. A wallet has no email or name of its
@@ -23,22 +56,27 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
       // Wallet callers see their spending; the query is skipped on the API-key hot path.
       const spent = actor.via === 'wallet_jwt' ? await deps.summary.totalSpent(db, customer.id) : null;
-      return {
-        accountId: customer.id,
-        email: customer.email,
-        name: customer.name,
-        apiKeyPrefix: actor.keyPrefix ?? null,
-        mode: actor.mode,
-        creditsCents: microsToCents(customer.balanceMicros),
-        creditsFormatted: formatDollars(customer.balanceMicros),
-        balanceMicros: Number(customer.balanceMicros),
-        sandboxUsed: customer.sandboxUsed,
-        sandboxLimit: customer.sandboxLimit,
-        createdAt: customer.createdAt.toISOString(),
-        walletAddress: customer.walletAddress,
-        totalSpentCents: spent === null ? null : microsToCents(spent),
-        totalSpentFormatted: spent === null ? null : formatDollars(spent),
-      };
+      return toDto(customer, actor, spent);
+    },
+
+    /**
+     * The holder's settings. Any credential of the account may change them, a test key too: they are
+     * settings, not billable work (the route bounds the body, the schema each text). An x402 payment
+     * pays for one call and is no account holder. Only the account behind the credential is reachable.
+     */
+    async updateSettings(tx: Tx, ctx: RequestContext, patch: TAccountSettingsPatch): Promise<TAccount> {
+      if (ctx.actor.via === 'x402') throw new AppError('X402_NOT_APPLICABLE', 'Account settings belong to an account: use an API key, a wallet JWT or the dashboard, not an x402 payment');
+      const customer = await deps.accounts.updateSettings(tx, ctx.actor.customerId, {
+        ...(patch.displayName !== undefined && { name: patch.displayName }),
+        ...(patch.notificationEmail !== undefined && { notificationEmail: patch.notificationEmail }),
+        ...(patch.senderNotifications !== undefined && { senderNotifications: patch.senderNotifications }),
+        ...(patch.consentText !== undefined && { consentText: patch.consentText }),
+      });
+      if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
+      // Which settings changed, never their values: the consent text may be long, the address personal.
+      await deps.audit.customer(tx, ctx, { action: 'account.update', resourceType: 'customer', resourceId: customer.id, metadata: { fields: Object.keys(patch) } });
+      const spent = ctx.actor.via === 'wallet_jwt' ? await deps.summary.totalSpent(tx, customer.id) : null;
+      return toDto(customer, ctx.actor, spent);
     },
 
     /**
