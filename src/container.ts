@@ -54,6 +54,7 @@ import { createRefundsRepo } from './modules/billing/refunds.repo.js';
 import { createRefundsService } from './modules/billing/refunds.service.js';
 import { createWalletRefundsRepo } from './modules/billing/wallet-refunds.repo.js';
 import { createEnvelopeSync } from './modules/envelopes/envelope-sync.js';
+import { createSenderNotices, senderNoticeJob } from './modules/envelopes/sender-notices.js';
 import { distributeJob, envelopePeriodicTasks, remoteSweepJobs } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
@@ -208,6 +209,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     gatesOf: verifications.gatesOf,
     endGates: verifications.cancelGates,
     publish: (tx, e) => webhooks.fanOut(tx, e),
+    ended: createSenderNotices({ accounts: repos.accounts, dashboardUrl: config.dashboardUrl }).ended,
   });
   // Uploads are files the parsing worker reads itself; `transfer` hands parts given as bytes (MCP's) to it instead of copying them.
   const prepare = (parts: UploadPart[], owner: string): Promise<PreparedDocument> =>
@@ -301,6 +303,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       distributeJob({ db, envelopes }),
       ...remoteSweepJobs({ db, envelopes }),
       sendEmailJob({ email, outbox, storage }),
+      senderNoticeJob({ db, engine, email, outbox }),
       refundJob({ db, refunds }),
       sealJob({
         db,

@@ -55,6 +55,8 @@ export type EnvelopeSyncDeps = {
   endGates?: (tx: Tx, engineRecipientIds: string[]) => Promise<void>;
   /** Called in the transaction that records events (webhook fan-out). */
   publish?: (tx: Tx, e: PublishedEvent) => Promise<void>;
+  /** Called once, in the transaction that moves an envelope to an end state (the sender's notice). */
+  ended?: (tx: Tx, e: { envelope: EnvelopeRow; recipients: StoredRecipientRow[]; status: string; at: Date }) => Promise<void>;
 };
 
 /**
@@ -229,6 +231,8 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       if (gates.size && deps.endGates) await deps.endGates(tx, [...gates.keys()]);
       await deps.refunds.request(tx, { ...row, chargedMicros: row.chargedMicros + unused });
     }
+    // Every engine's end (a seal, a decline, an expiry, a remote engine's callback) passes here once.
+    if (moved && deps.ended) await deps.ended(tx, { envelope: row, recipients, status: moved.status, at: new Date() });
     if (inserted.length && deps.publish) {
       // Receivers get the envelope as it stands right after the change, the shape GET /v1/envelopes/{id}
       // returns: built from the recipients as just written, the links the engine reported where it did.
