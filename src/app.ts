@@ -36,6 +36,7 @@ import { overviewSection } from './modules/dashboard/overview.routes.js';
 import { productPagesSection } from './modules/dashboard/products.routes.js';
 import { webhookPagesSection } from './modules/dashboard/webhooks.routes.js';
 import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
+import { settingsSection } from './modules/dashboard/settings.routes.js';
 import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
 import { discoveryRoutes, type EngineHealth } from './modules/discovery/discovery.routes.js';
 import { MCP_MAX_BATCH, createMcpEndpoint } from './modules/mcp/mcp-server.js';
@@ -241,6 +242,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
+        settingsSection({ db: c.db, account: c.services.account }),
       ],
     }),
   );

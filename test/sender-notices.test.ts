@@ -51,7 +51,7 @@ async function parse(m: EmailMessage): Promise<ParsedMail> {
   return simpleParser(raw);
 }
 
-function keepHtml(name: string, html: string | false): void {
+function keepHtml(name: string, html: string | false | undefined): void {
   mkdirSync(SHOTS, { recursive: true });
   writeFileSync(`${SHOTS}/${name}.html`, html || '');
 }

@@ -39,6 +39,7 @@ export const NAV = [
   { id: 'envelopes', href: '/dashboard/envelopes', label: 'Envelopes' },
   { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
   { id: 'products', href: '/dashboard/products', label: 'Products' },
+  { id: 'settings', href: '/dashboard/settings', label: 'Settings' },
 ] as const;
 
 export type NavId = (typeof NAV)[number]['id'];

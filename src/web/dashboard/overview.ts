@@ -8,7 +8,7 @@ export type EnvelopeListItem = { envelopeId: string; title: string | null; statu
 export type OverviewView = {
   mode: Mode;
   publicUrl: string;
-  account: { name: string; creditsFormatted: string; sandboxUsed: number; sandboxLimit: number };
+  account: { name: string; creditsFormatted: string; sandboxUsed: number; sandboxLimit: number; displayNameIsDefault: boolean };
   spending: DaySpend[];
   recent: EnvelopeListItem[];
   /** No active API key: the page leads with how to start. */
@@ -41,6 +41,13 @@ function firstSteps(v: OverviewView): string {
 </article>`;
 }
 
+/** While the account keeps its sign-up name (an email's local part), invitations would read "alex asks you to sign". */
+const namePrompt = (v: OverviewView): string =>
+  `<article class="name-prompt" aria-labelledby="name-prompt-title">
+<header><h2 id="name-prompt-title">Set your name as recipients will see it</h2></header>
+<p>Your invitations now say “${escapeHtml(v.account.name)} asks you to sign”. <a href="/dashboard/settings">Set your name in settings</a> so recipients know who is asking.</p>
+</article>`;
+
 export function overviewPage(v: OverviewView): string {
   const spent = v.spending.reduce((a, d) => a + (d.micros > 0n ? d.micros : 0n), 0n);
   const left = Math.max(0, v.account.sandboxLimit - v.account.sandboxUsed);
@@ -53,6 +60,7 @@ export function overviewPage(v: OverviewView): string {
     ? scrollTable(ENVELOPE_COLUMNS, envelopeRows(v.recent, v.mode))
     : `<p class="muted">No ${v.mode === 'test' ? 'test ' : ''}envelopes yet.${v.needsKey ? ' Create an API key, then send one with <code>POST /v1/envelopes</code>.' : ' Send one with <code>POST /v1/envelopes</code>.'}</p>`;
   return `${pageHeader({ title: 'Overview', lead: v.account.name, path: '/dashboard', mode: v.mode })}
+${v.account.displayNameIsDefault ? namePrompt(v) : ''}
 ${v.needsKey ? firstSteps(v) : ''}
 ${stats}
 <article aria-labelledby="spending-heading"><header><h2 id="spending-heading">Spending</h2></header>${spendingChart(v.spending)}</article>

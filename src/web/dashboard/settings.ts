@@ -1,0 +1,64 @@
+/** GET /dashboard/settings: the name recipients see, where the sender's notices go, and the consent text. */
+import { csrfField, escapeHtml } from './layout.js';
+import { pageHeader } from './parts.js';
+
+export type SettingsForm = { displayName: string; notificationEmail: string; senderNotifications: boolean; consentText: string };
+
+export type SettingsView = {
+  csrf: string;
+  /** The account's own email: where notices go when no other address is set. */
+  email: string;
+  form: SettingsForm;
+  /** The built-in consent text, shown as the textarea's placeholder. */
+  defaultConsentText: string;
+  displayNameMax: number;
+  consentTextMax: number;
+  /** After a refused save: the message per field (displayName, notificationEmail, consentText, form). */
+  errors?: Partial<Record<keyof SettingsForm | 'form', string>>;
+};
+
+/** A field's error, tied to its input by aria-describedby so a screen reader reads it with the field. */
+function fieldError(v: SettingsView, field: keyof SettingsForm): { attrs: string; html: string } {
+  const message = v.errors?.[field];
+  if (!message) return { attrs: '', html: '' };
+  return { attrs: ` aria-invalid="true" aria-describedby="${field}-error"`, html: `<small id="${field}-error" class="field-error">${escapeHtml(message)}</small>` };
+}
+
+export function settingsPage(v: SettingsView): string {
+  const name = fieldError(v, 'displayName');
+  const notify = fieldError(v, 'notificationEmail');
+  const consent = fieldError(v, 'consentText');
+  const summary = v.errors
+    ? `<div class="form-errors" role="alert" tabindex="-1" id="form-errors"><p><strong>Nothing was saved.</strong> ${escapeHtml(v.errors.form ?? 'Correct the fields marked below and save again.')}</p></div>`
+    : '';
+  return `${pageHeader({ title: 'Settings', lead: 'How your account appears to the people you send documents to, and what you hear back.' })}
+${summary}
+<form method="post" action="/dashboard/settings" class="settings" novalidate>
+${csrfField(v.csrf)}
+<article aria-labelledby="sender-title">
+<header><h2 id="sender-title">Sender name</h2></header>
+<label for="displayName">Your name as recipients will see it
+<input type="text" id="displayName" name="displayName" value="${escapeHtml(v.form.displayName)}" maxlength="${v.displayNameMax}" required autocomplete="organization"${name.attrs || ' aria-describedby="displayName-help"'}>
+</label>
+${name.html}<small id="displayName-help">Invitations read “${escapeHtml(v.form.displayName.trim() || 'Your name')} asks you to sign…”. Use your company's or your own name, up to ${v.displayNameMax} characters.</small>
+</article>
+<article aria-labelledby="notices-title">
+<header><h2 id="notices-title">Notices</h2></header>
+<label for="senderNotifications"><input type="checkbox" role="switch" id="senderNotifications" name="senderNotifications" value="on"${v.form.senderNotifications ? ' checked' : ''} aria-describedby="senderNotifications-help"> Email me when an envelope is completed, declined or expires</label>
+<small id="senderNotifications-help">A completed envelope's notice carries the sealed PDF. Test envelopes' notices go to the server's outbox only, as their invitations do.</small>
+<label for="notificationEmail">Send notices to
+<input type="email" id="notificationEmail" name="notificationEmail" value="${escapeHtml(v.form.notificationEmail)}" placeholder="${escapeHtml(v.email)}" maxlength="320" autocomplete="email"${notify.attrs || ' aria-describedby="notificationEmail-help"'}>
+</label>
+${notify.html}<small id="notificationEmail-help">Leave empty to use your account's address, ${escapeHtml(v.email)}.</small>
+</article>
+<article aria-labelledby="consent-title">
+<header><h2 id="consent-title">Consent to sign electronically</h2></header>
+<p>Before their first action, each recipient agrees to use electronic records and signatures. Leave this empty to show the built-in text (shown in grey), written for the US ESIGN Act and the EU's eIDAS regulation.</p>
+<label for="consentText">Consent text
+<textarea id="consentText" name="consentText" rows="10" maxlength="${v.consentTextMax}" placeholder="${escapeHtml(v.defaultConsentText)}"${consent.attrs || ' aria-describedby="consentText-help"'}>${escapeHtml(v.form.consentText)}</textarea>
+</label>
+${consent.html}<small id="consentText-help">Plain text, up to ${v.consentTextMax.toLocaleString('en-US')} characters; a blank line starts a new paragraph. It should say that electronic signatures bind as paper ones do, how to get a paper copy, how to withdraw consent, and what is needed to open the documents.</small>
+</article>
+<button type="submit">Save settings</button>
+</form>`;
+}
