@@ -62,7 +62,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: { version: str
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'API key: `Bearer svc_live_<32 hex>` or `Bearer svc_test_<32 hex>`' },
           walletJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Wallet JWT (HS256, 3600 s) from POST /v1/auth/verify' },
-          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'The dashboard session (browser only, products routes only); a POST also sends X-CSRF-Token, the dashboard page\'s csrf-token' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'The dashboard session (browser only: the products routes and PATCH /v1/account); a POST or PATCH also sends X-CSRF-Token, the dashboard page\'s csrf-token' },
           x402: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: 'x402 v2 payment: base64 PaymentPayload (Alt header name x-payment); one call, one payment' },
         },
       },
