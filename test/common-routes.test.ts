@@ -67,6 +67,7 @@ const CASES: RouteCase[] = [
   { method: 'GET', url: '/v1/account/summary' },
   { method: 'GET', url: '/v1/account/products', noAuthCode: 'MISSING_AUTH' },
   { method: 'POST', url: '/v1/account/products/:product/enable', params: { product: 'service_id' } },
+  { method: 'PATCH', url: '/v1/account', body: () => ({ displayName: 'Common Co' }) },
   // Envelopes
   { method: 'POST', url: '/v1/envelopes', body: envelopeCreateBody, billable: true },
   { method: 'POST', url: '/v1/envelopes/draft', body: envelopeCreateBody },
