@@ -61,6 +61,7 @@ describe('sender notices', () => {
     const { c, to } = await sender();
     const s = person('signer');
     const env = await createEnvelope(t, { title: 'Master services agreement', recipients: [s] }, { apiKey: c.apiKey });
+    await drain(t); // a remote engine distributes in a job
     await signAs(t, recipientToken(env, s.email));
     await drain(t);
     const mails = await liveTo(to);
@@ -98,6 +99,7 @@ describe('sender notices', () => {
     const a = person('ada');
     const b = person('bob');
     const env = await createEnvelope(t, { title: 'NDA <2026>', recipients: [a, b] }, { apiKey: c.apiKey });
+    await drain(t); // a remote engine distributes in a job
     await rejectAs(t, recipientToken(env, b.email), 'The fee in clause 4 is wrong.\nPlease fix it.');
     await drain(t);
     const mails = await liveTo(to);
@@ -116,8 +118,10 @@ describe('sender notices', () => {
     const { c, to } = await sender();
     const a = person('ada');
     const env = await createEnvelope(t, { title: 'Lease renewal', recipients: [a] }, { apiKey: c.apiKey });
+    await drain(t); // a remote engine distributes in a job
     await execSql(t, sql`UPDATE envelopes SET expires_at = now() - interval '1 minute' WHERE id = ${env.envelopeId}`);
     await inTx(t, (tx) => t.container.envelopes.expireDue(tx));
+    await drain(t);
     await inTx(t, (tx) => t.container.envelopes.expireDue(tx));
     await drain(t);
     const mails = await liveTo(to);
@@ -132,6 +136,7 @@ describe('sender notices', () => {
     const { c, to } = await sender({ senderNotifications: false });
     const s = person('signer');
     const env = await createEnvelope(t, { title: 'Quiet', recipients: [s] }, { apiKey: c.apiKey });
+    await drain(t); // a remote engine distributes in a job
     await rejectAs(t, recipientToken(env, s.email), 'no');
     await drain(t);
     assert.equal((await liveTo(to)).length, 0);
@@ -140,6 +145,7 @@ describe('sender notices', () => {
     const back = await t.app.inject({ method: 'PATCH', url: '/v1/account', headers: { ...bearer(c.apiKey), 'content-type': 'application/json' }, payload: JSON.stringify({ senderNotifications: true, notificationEmail: null }) });
     const email = back.json().email as string;
     const env2 = await createEnvelope(t, { title: 'Loud', recipients: [s] }, { apiKey: c.apiKey });
+    await drain(t); // a remote engine distributes in a job
     await rejectAs(t, recipientToken(env2, s.email), 'no');
     await drain(t);
     assert.equal((await liveTo(email)).filter((m) => m.subject === `${s.name} declined: Loud`).length, 1);
@@ -149,6 +155,7 @@ describe('sender notices', () => {
     const { c, to } = await sender();
     const s = person('signer');
     const env = await createEnvelope(t, { title: 'Sandbox deal', recipients: [s] }, { apiKey: c.testApiKey });
+    await drain(t); // a remote engine distributes in a job
     await rejectAs(t, recipientToken(env, s.email), 'just testing');
     await drain(t);
     assert.equal((await liveTo(to)).length, 0);
@@ -162,6 +169,7 @@ describe('sender notices', () => {
     const { c, to } = await sender();
     const s = person('signer');
     const env = await createEnvelope(t, { title: 'Big file', recipients: [s] }, { apiKey: c.apiKey });
+    await drain(t); // a remote engine distributes in a job
     await signAs(t, recipientToken(env, s.email));
     await drain(t);
     const [job] = (await jobsOfType(t, SENDER_NOTICE_JOB)).filter((j) => (j.payload as TSenderNotice).envelopeId === env.envelopeId);
