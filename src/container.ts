@@ -221,7 +221,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     audit,
     prepareDocument: prepare,
     signingUrlsOf,
-    senderNameOf: async (customerId) => (await repos.accounts.findCustomer(db, customerId))?.name ?? null,
+    senderOf: async (customerId) => repos.accounts.findCustomer(db, customerId),
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
   });
