@@ -24,7 +24,8 @@ const ZTimeZone = z
       return false;
     }
   }, 'an IANA time zone name this server knows, e.g. Europe/Paris');
-const ZConsent = z.object({ timeZone: ZTimeZone.nullable().optional() }).default({});
+// No body at all is a consent with no time zone.
+const ZConsent = z.object({ timeZone: ZTimeZone.nullable().optional() }).nullish();
 const ZConfirmCode = z.object({ code: z.string().trim().min(1).max(32) });
 
 const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
@@ -64,7 +65,7 @@ export function signingRoutes(deps: { signing: SigningService }) {
     // The recipient agrees to electronic records and signatures: required before complete, not before reject.
     r.post('/sign/:token/consent', { schema: { hide: true, params: ZToken, body: ZConsent } }, async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return deps.signing.consent(request.params.token, request.body.timeZone ?? null, client(request));
+      return deps.signing.consent(request.params.token, request.body?.timeZone ?? null, client(request));
     });
 
     r.post('/sign/:token/reject', { schema: { hide: true, params: ZToken, body: ZReject } }, async (request) =>
