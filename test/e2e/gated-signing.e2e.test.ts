@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { TestApp } from '../harness.js';
 import { startSmtpServer, type TestSmtpServer } from '../fixtures/smtp.js';
-import { artifactPath, contractPdf, drawOnCanvas, launchChromium, run, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
+import { artifactPath, consentIfAsked, contractPdf, drawOnCanvas, launchChromium, run, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
 
 /** Screenshots a person may want to look at: the code step and the document after it, desktop and phone. */
 const SHOTS = '/tmp/shots';
@@ -90,6 +90,7 @@ describe('verification-gated signing in Chromium', () => {
 
     await input.fill(code);
     await input.press('Enter');
+    await consentIfAsked(page);
     await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
     await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
     assert.equal(await step.isVisible(), false);

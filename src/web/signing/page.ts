@@ -76,13 +76,13 @@ export function renderSigningPage(o: SigningPageOptions): string {
     <div id="consent-text" class="consent-text" tabindex="0" role="region" aria-label="Consent to electronic records and signatures" data-testid="consent-text"></div>
     <form id="consent-form" class="consent-form" novalidate>
       <div class="check-row">
-        <input id="consent-check" type="checkbox" aria-describedby="consent-error" data-testid="consent-check">
+        <input id="consent-check" type="checkbox" aria-label="I have read this and agree to use electronic records and signatures" aria-describedby="consent-error" data-testid="consent-check">
         <label for="consent-check">I have read this and agree to use electronic records and signatures</label>
       </div>
       <p id="consent-error" class="error" role="alert" aria-live="assertive" data-testid="consent-error"></p>
       <div class="dialog-actions">
-        <button type="button" id="consent-decline" class="button danger-outline" data-testid="consent-decline">Decline to sign</button>
-        <button type="submit" id="consent-submit" class="button primary" data-testid="consent-submit">Agree and continue</button>
+        <button type="button" id="consent-decline" class="button danger-outline" aria-label="Decline to sign this document" data-testid="consent-decline">Decline to sign</button>
+        <button type="submit" id="consent-submit" class="button primary" aria-label="Agree and continue to the document" data-testid="consent-submit">Agree and continue</button>
       </div>
     </form>
   </section>

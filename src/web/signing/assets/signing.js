@@ -345,7 +345,8 @@ async function main() {
     await askConsent(session, { call, url: urls.consent, decline: () => rejectButton.click() });
     root.dataset.step = 'document';
     documentArea.hidden = false;
-    say('success', 'Thank you. Review the document, then sign.');
+    // After a gated recipient's code the banner already says what comes next.
+    if (banner.hidden) say('success', 'Thank you. Review the document, then sign.');
   }
   if (!session.canAct) {
     say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
