@@ -223,7 +223,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     audit,
     prepareDocument: prepare,
     signingUrlsOf,
-    senderNameOf: async (customerId) => (await repos.accounts.findCustomer(db, customerId))?.name ?? null,
+    senderOf: async (customerId) => repos.accounts.findCustomer(db, customerId),
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
   });
@@ -319,6 +319,9 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
         lockAndSync: sync.lockAndSync,
         verificationUrl: `${config.publicUrl}/verify-document`,
+        // As sealDocument decides today: B-T with a TSA, else B-B (SIGNING_PADES_LEVEL will choose, issue 34.2).
+        sealLevel: config.signingTsaUrl ? 'B-T' : 'B-B',
+        tsaName: config.signingTsaUrl ? new URL(config.signingTsaUrl).host : null,
         timeoutMs: sealTimeoutMs + 5 * 60_000,
       }),
       deliverJob({

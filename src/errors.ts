@@ -74,6 +74,7 @@ export const ERROR_CODES = {
   SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
   NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
   ALREADY_ACTED: [409, 'This recipient has already signed, approved or declined.'],
+  CONSENT_REQUIRED: [409, 'This recipient must agree to use electronic records and signatures (POST /sign/{token}/consent) before signing, approving or filling fields; declining needs no consent.'],
   ENVELOPE_NOT_ACTIVE: [410, 'The envelope is completed, cancelled, expired or rejected; nothing more can be signed.'],
   RECIPIENT_VERIFICATION_REQUIRED: [403, 'This recipient must confirm their email address with an emailed code before the document is shown or can be signed or declined.'],
   // Templates

@@ -136,8 +136,8 @@ describe('signing before the distribution job ran (PENDING)', () => {
     await drain(t);
     const stored = await getEnvelope(t, env.envelopeId);
     assert.equal(stored.status, 'COMPLETED');
-    // The view is recorded when it happened (before the distribution); the signature comes after SENT.
-    assert.deepEqual(await eventTypes(t, env.envelopeId), ['DOCUMENT_VIEWED', 'DOCUMENT_SENT', 'DOCUMENT_SIGNED', 'DOCUMENT_COMPLETED']);
+    // The view and the consent are recorded when they happened (before the distribution); the signature comes after SENT.
+    assert.deepEqual(await eventTypes(t, env.envelopeId), ['DOCUMENT_VIEWED', 'RECIPIENT_CONSENTED', 'DOCUMENT_SENT', 'DOCUMENT_SIGNED', 'DOCUMENT_COMPLETED']);
     assert.equal((await invitationsTo(s.email)).length, 0, 'who signed is not invited to sign');
   });
 

@@ -194,6 +194,7 @@ describe('a file sent to a route that takes none', () => {
     const routes: [string, Record<string, string>][] = [
       [`/sign/${token}/reject`, {}],
       [`/sign/${token}/complete`, {}],
+      [`/sign/${token}/consent`, {}],
       [`/sign/${token}/verification/code`, {}],
       [`/verify/${token}/code`, {}],
       ['/dashboard/sign-out', {}],

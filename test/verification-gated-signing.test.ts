@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { engineEvents } from '../src/db/schema/index.js';
+import { utcTime } from '../src/pdf/certificate.js';
 import { bearer, type TestApp } from './harness.js';
 import {
   account,
@@ -79,13 +80,14 @@ async function emailedCode(token: string, email: string): Promise<string> {
 }
 
 /** The text of a PDF's last page (the audit certificate), via poppler's pdftotext. */
-function lastPageText(bytes: Uint8Array): string {
+/** The certificate's pages (it may run over several since it prints the consent text): every page after the document's two. */
+function certificateText(bytes: Uint8Array): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'signet-gated-'));
   try {
     const file = path.join(dir, 'sealed.pdf');
     writeFileSync(file, bytes);
     const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))![1]);
-    return execFileSync('pdftotext', ['-f', String(pages), '-l', String(pages), file, '-'], { encoding: 'utf8' });
+    return execFileSync('pdftotext', ['-layout', '-f', '3', '-l', String(pages), file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -277,11 +279,10 @@ describe('signing behind an emailed code', () => {
     assert.equal(events[0].at.toISOString(), verifiedAt);
     const download = await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/download`, headers: bearer(t.customer.apiKey) });
     assert.equal(download.statusCode, 200);
-    const certificate = lastPageText(download.rawPayload);
-    assert.match(certificate, /Email verified by code/);
-    assert.ok(certificate.includes(verifiedAt), `${verifiedAt} in:\n${certificate}`);
+    const certificate = certificateText(download.rawPayload);
+    assert.ok(certificate.includes(`Email code sent to this address, confirmed ${utcTime(verifiedAt)}`), `${utcTime(verifiedAt)} in:\n${certificate}`);
     assert.match(certificate, /RECIPIENT_VERIFIED/);
-    assert.equal(certificate.match(/Email verified by code/g)!.length, 1, 'only the gated recipient is marked');
+    assert.equal(certificate.match(/Email code sent to this address/g)!.length, 1, 'only the gated recipient is marked');
   });
 
   test('before the code nothing is shown or recorded (no title, no names, no view, no envelope.viewed, no IP); the first read after it records the view', async () => {

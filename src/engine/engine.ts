@@ -47,6 +47,8 @@ export type EngineRecipientStatus = {
   signedAt: Date | null;
   rejectedAt: Date | null;
   rejectionReason: string | null;
+  /** When the recipient agreed to electronic records and signatures; undefined from an engine that keeps its own consent (Documenso). */
+  consentedAt?: Date | null;
   /** The recipient's signing link, when the engine has it at hand with the status (it saves a read of the links). */
   signingUrl?: string;
 };
@@ -69,6 +71,8 @@ export type CreateDocumentInput = {
   meta: EngineMeta;
   /** The sending account's name, which the engine's own emails show as the sender (a remote engine may ignore it). */
   senderName?: string | null;
+  /** What the recipients agree to before acting (electronic records and signatures), copied onto the document (a remote engine may ignore it). */
+  consentText?: string;
   testSend: boolean;
   expiresAt: Date;
   draft: boolean;

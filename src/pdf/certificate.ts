@@ -77,7 +77,7 @@ class Writer {
       this.ensure(leading);
       this.y -= leading;
       if (i === 0) this.draw(this.page, label, MARGIN + indent, this.y + size * 0.25, size, 'regular', GREY);
-      this.draw(this.page, line, MARGIN + indent + labelWidth, this.y + size * 0.25, size, role);
+      this.draw(this.page, line, MARGIN + indent + labelWidth, this.y + size * 0.25, size, role, style.color);
     });
   }
 
@@ -158,10 +158,89 @@ function cut(value: string, role: FontRole, size: number, width: number): string
 
 const orDash = (v: string | null | undefined) => (v === null || v === undefined || v === '' ? '-' : v);
 
+const UTC_TIME = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** A time zone's formatter, or undefined for a name this runtime does not know (the route checked it; a later runtime might not). */
+function zoneFormat(timeZone: string): Intl.DateTimeFormat | undefined {
+  if (!zoneFormats.has(timeZone)) {
+    try {
+      zoneFormats.set(timeZone, new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZone, timeZoneName: 'short' }));
+    } catch {
+      return undefined;
+    }
+  }
+  return zoneFormats.get(timeZone);
+}
+
+/** "27 Nov 2026, 05:48:18 UTC": every time on the certificate says which zone it is in. */
+export function utcTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${UTC_TIME.format(d)} UTC`;
+}
+
+/** The UTC time and, where the recipient gave a time zone, the same moment in theirs, named. */
+export function readableTime(iso: string, timeZone?: string | null): string {
+  const utc = utcTime(iso);
+  const zone = timeZone ? zoneFormat(timeZone) : undefined;
+  return zone ? `${utc} (${zone.format(new Date(iso))}, ${timeZone})` : utc;
+}
+
+const ACTION_LABELS: Record<string, string> = {
+  VIEWED: 'Viewed',
+  RECIPIENT_VERIFIED: 'Email verified',
+  CONSENTED: 'Consented',
+  SIGNED: 'Signed',
+  APPROVED: 'Approved',
+  REJECTED: 'Declined',
+};
+
+/** How the seal was made, in words: its level, and whose clock dates it. */
+function sealLine(data: CertificateData): string | null {
+  if (!data.sealLevel) return null;
+  const timestamped = data.sealLevel !== 'B-B' && data.tsaName;
+  return timestamped
+    ? `PAdES ${data.sealLevel}; its time is an RFC 3161 timestamp by ${data.tsaName} (the time is in the signature, shown by PDF readers and /verify-document)`
+    : `PAdES ${data.sealLevel}; no trusted timestamp: the signing time is this server's clock`;
+}
+
+type Recipient = CertificateData['recipients'][number];
+
+/** Roughly how tall a recipient's block is, so a block that fits on a page is not split across two. */
+const blockHeight = (r: Recipient) => 100 + (r.emailVerification ? 14 : 0) + (r.timeZone ? 14 : 0) + (r.actions?.length ?? 2) * 30;
+
+function recipientBlock(w: Writer, r: Recipient, i: number): void {
+  w.ensure(Math.min(blockHeight(r), PAGE.height - 2 * MARGIN - FOOTER));
+  w.gap(i ? 8 : 0);
+  w.text(`${i + 1}. ${r.name}`, { role: 'bold', size: 10.5 });
+  w.field('Email', r.email, { indent: 12 });
+  w.field('Role', `${r.role}; ${r.status}`, { indent: 12 });
+  if (r.timeZone) w.field('Time zone', `${r.timeZone} (their times below are also given in it)`, { indent: 12 });
+  // A gated recipient proved control of the address above before the document was shown to them.
+  if (r.emailVerification) {
+    w.field('Verification', r.emailVerification.verifiedAt ? `Email code sent to this address, confirmed ${readableTime(r.emailVerification.verifiedAt, r.timeZone)}` : 'Email code required; not confirmed', { indent: 12 });
+  }
+  if (r.consent) w.field('Consent', `Agreed to electronic records and signatures ${readableTime(r.consent.at, r.timeZone)}${r.consent.textSha256 ? `; text SHA-256 ${r.consent.textSha256}` : ''}`, { indent: 12 });
+  else if (r.actions) w.field('Consent', r.role === 'VIEWER' || r.role === 'CC' ? 'Not asked: nothing to sign' : r.status === 'REJECTED' ? 'Not given (declining needs none)' : 'Not given', { indent: 12 });
+  if (!r.actions) {
+    // Data from before actions were listed: the last action's address only.
+    w.field('Viewed at', r.viewedAt ? readableTime(r.viewedAt, r.timeZone) : '-', { indent: 12 });
+    w.field('Signed at', r.signedAt ? readableTime(r.signedAt, r.timeZone) : '-', { indent: 12 });
+    w.field('IP address', orDash(r.ip), { indent: 12 });
+    w.field('User agent', orDash(r.userAgent), { indent: 12, size: 8.5 });
+    return;
+  }
+  if (r.actions.length === 0) w.field('Actions', 'None', { indent: 12 });
+  for (const a of r.actions) {
+    w.field(ACTION_LABELS[a.event] ?? a.event, readableTime(a.at, r.timeZone), { indent: 12 });
+    w.field('', `IP ${orDash(a.ip)}; ${orDash(a.userAgent)}`, { indent: 12, size: 8, color: GREY });
+  }
+}
+
 /**
- * Appends the audit certificate: the envelope, the hash of the original document, every recipient
- * with what they did and from where, and the event log, over as many A4 pages as it takes.
- * Answers the number of pages added.
+ * Appends the audit certificate: the envelope, who sent it, the document's hash, how it is sealed,
+ * the consent text, every recipient with what they did, when and from where, and the event log, over
+ * as many A4 pages as it takes. Answers the number of pages added.
  */
 export function appendCertificate(pdf: PDF, data: CertificateData): number {
   const w = new Writer(pdf);
@@ -176,37 +255,36 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
   w.gap(8);
   w.field('Envelope ID', data.envelopeId);
   w.field('Title', data.title ?? '(untitled)');
+  if (data.senderName !== undefined) w.field('Sent by', orDash(data.senderName));
+  w.field('Completed at', utcTime(data.completedAt));
   w.field('Original SHA-256', data.documentSha256, { role: 'mono', size: 8.5 });
-  w.field('Completed at', data.completedAt);
+  // A file cannot hold its own hash: the sealed file's is computed by whoever checks it.
+  w.field('Sealed file', 'Its SHA-256 cannot be printed inside it: /verify-document computes it and names this envelope when the file is unchanged.');
+  const seal = sealLine(data);
+  if (seal) w.field('Seal', seal);
   if (data.verificationUrl) {
     w.gap(4);
     w.link(`Verify this document at ${data.verificationUrl}`, data.verificationUrl);
   }
 
   w.heading(`Recipients (${data.recipients.length})`);
-  data.recipients.forEach((r, i) => {
-    // The whole block on one page: name, eight fields and a user agent that may take two lines.
-    w.ensure(r.emailVerification ? 160 : 135);
-    w.gap(i ? 6 : 0);
-    w.text(`${i + 1}. ${r.name}`, { role: 'bold', size: 10.5 });
-    w.field('Email', r.email, { indent: 12 });
-    w.field('Role', r.role, { indent: 12 });
-    w.field('Status', r.status, { indent: 12 });
-    w.field('Viewed at', orDash(r.viewedAt), { indent: 12 });
-    w.field('Signed at', orDash(r.signedAt), { indent: 12 });
-    // A gated recipient proved control of the address above before the document was shown to them.
-    if (r.emailVerification) {
-      w.field('Identity', r.emailVerification.verifiedAt ? 'Email verified by code' : 'Email verification required; not completed', { indent: 12 });
-      w.field('Verified at', orDash(r.emailVerification.verifiedAt), { indent: 12 });
-    }
-    w.field('IP address', orDash(r.ip), { indent: 12 });
-    w.field('User agent', orDash(r.userAgent), { indent: 12, size: 8.5 });
-  });
+  data.recipients.forEach((r, i) => recipientBlock(w, r, i));
 
-  w.heading(`Event log (${data.events.length})`);
-  const widths = [120, 125, 150, CONTENT_WIDTH - 395];
-  w.row(['Time', 'Event', 'Recipient', 'IP address'], widths, { role: 'bold', color: GREY });
-  for (const e of data.events) w.row([e.at, e.event, orDash(e.recipientEmail), orDash(e.ip)], widths);
+  if (data.consent) {
+    w.heading('Consent to electronic records and signatures');
+    w.text('Each recipient who signed or approved was shown this text and agreed to it first.', { size: 9, color: GREY });
+    w.field('Text SHA-256', data.consent.sha256, { role: 'mono', size: 8.5 });
+    w.gap(4);
+    for (const para of data.consent.text.split(/\n\s*\n/)) {
+      w.text(para.replace(/\s+/g, ' ').trim(), { size: 9 });
+      w.gap(3);
+    }
+  }
+
+  w.heading(`Event log (${data.events.length}, times in UTC)`);
+  const widths = [130, 125, 150, CONTENT_WIDTH - 405];
+  w.row(['Time (UTC)', 'Event', 'Recipient', 'IP address'], widths, { role: 'bold', color: GREY });
+  for (const e of data.events) w.row([utcTime(e.at).replace(/ UTC$/, ''), e.event, orDash(e.recipientEmail), orDash(e.ip)], widths);
 
   // Footers last, when the page count is known.
   w.pages.forEach((page, i) => {

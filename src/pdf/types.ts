@@ -49,11 +49,22 @@ export type StampField = Placement & {
   image?: Uint8Array;
 };
 
+/** One thing a recipient did, for the certificate: when (ISO), and from where. */
+export type CertificateAction = { event: string; at: string; ip: string | null; userAgent: string | null };
+
 export type CertificateData = {
   envelopeId: string;
   title: string | null;
   documentSha256: string;
   completedAt: string;
+  /** The sending account's display name as recorded at create (what its recipients were shown). */
+  senderName?: string | null;
+  /** The seal's PAdES level (B-B, B-T, B-LT, B-LTA): printed as given. */
+  sealLevel?: string;
+  /** The timestamp authority's name (its URL's host); null or unset when the seal carries no timestamp. */
+  tsaName?: string | null;
+  /** What the recipients agreed to before acting (electronic records and signatures), and its SHA-256. */
+  consent?: { text: string; sha256: string };
   recipients: {
     name: string;
     email: string;
@@ -65,6 +76,12 @@ export type CertificateData = {
     signedAt: string | null;
     /** Set for a recipient who had to confirm an emailed code before seeing the document. */
     emailVerification?: { verifiedAt: string | null };
+    /** The IANA time zone the recipient's browser reported: their times are printed in it too. */
+    timeZone?: string | null;
+    /** When they agreed to electronic records and signatures, and the SHA-256 of the text they were shown. */
+    consent?: { at: string; textSha256: string | null } | null;
+    /** What they did, in order (viewed, verified, consented, signed, approved, declined), each with IP and user agent. */
+    actions?: CertificateAction[];
   }[];
   events: { at: string; event: string; recipientEmail: string | null; ip: string | null }[];
   /** A test-mode send (free, outbox mail only): the certificate and the signature's reason say TEST. */

@@ -80,6 +80,7 @@ describe('the dashboard in Chromium', () => {
     const token = new URL(done.recipients[0].signingUrl).pathname.split('/').pop();
     const session = await (await fetch(`${base}/sign/${token}/session`)).json();
     const fields = session.fields.map((f: { fieldId: number }) => ({ fieldId: f.fieldId, value: null }));
+    await fetch(`${base}/sign/${token}/consent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     const signed = await fetch(`${base}/sign/${token}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fields, signature: { kind: 'typed', text: 'Ada Lovelace' } }) });
     assert.equal(signed.status, 200, await signed.text());
     await waitFor('the envelope to be sealed', async () => {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from '../harness.js';
-import { artifactPath, assertPageFitsAndIsAccessible, contractPdf, launchChromium, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
+import { artifactPath, consentIfAsked, assertPageFitsAndIsAccessible, contractPdf, launchChromium, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
 
 /**
  * The guided flow of the signing page, driven by the keyboard alone (Tab, Shift+Tab, Enter, Space,
@@ -63,6 +63,7 @@ describe('guided signing with the keyboard', () => {
 
   async function openSigningPage(page: Page, url: string): Promise<{ fields: { fieldId: number; type: string }[] }> {
     await page.goto(url);
+    await consentIfAsked(page);
     await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
     await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
     // Reading the session is no interaction: it gives the test the field ids.

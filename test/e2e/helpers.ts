@@ -94,6 +94,17 @@ export async function assertPageFitsAndIsAccessible(page: Page, label: string, w
   );
 }
 
+/**
+ * Agrees to electronic records and signatures when the signing page asks (issue 34.4), as a person
+ * would; a page that does not ask (already agreed, nothing to sign) is left as it is.
+ */
+export async function consentIfAsked(page: Page): Promise<void> {
+  await page.locator('#signing-app[data-ready="true"], #signing-app[data-step="consent"]').first().waitFor({ timeout: 20_000 });
+  if ((await page.locator('#signing-app').getAttribute('data-step')) !== 'consent') return;
+  await page.getByTestId('consent-check').check();
+  await page.getByTestId('consent-submit').click();
+}
+
 /** Draws a signature-like stroke across the pad with real mouse moves (pointer events in the page). */
 export async function drawOnCanvas(page: Page, selector: string): Promise<void> {
   const box = await page.locator(selector).boundingBox();

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { rowsOf } from '../../src/db/client.js';
 import type { TestApp } from '../harness.js';
-import { artifactPath, contractPdf, drawOnCanvas, launchChromium, run, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
+import { artifactPath, consentIfAsked, assertPageFitsAndIsAccessible, contractPdf, drawOnCanvas, launchChromium, run, startBrowserApp, waitFor, watchPage, type Api } from './helpers.js';
 
 /**
  * One envelope, two signers in order, signed in a real Chromium against the real server (HTTP, worker,
@@ -43,6 +43,7 @@ describe('signing in Chromium', () => {
   /** Opens a signing link and waits until the document is drawn and the fields are placed. */
   async function openSigningPage(page: Page, url: string): Promise<void> {
     await page.goto(url);
+    await consentIfAsked(page);
     await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
     await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
   }
@@ -230,5 +231,105 @@ describe('signing in Chromium', () => {
     const text = await run('pdftotext', ['-layout', signedPath, '-']);
     assert.match(text.stdout, /Acme Corporation/);
     assert.match(text.stdout, /Baker & Sons/);
+  });
+  test('the consent step: keyboard only, read by a screen reader, axe-clean at 375 and 1280 px; nothing can be signed before it, declining can', async () => {
+    const carol = { email: 'carol@example.com', name: 'Carol Chen' };
+    const dave = { email: 'dave@example.com', name: 'Dave Dunn' };
+    const created = await api.createEnvelope(await contractPdf(), {
+      title: 'Consulting agreement',
+      recipients: [
+        { ...carol, role: 'SIGNER' },
+        { ...dave, role: 'SIGNER' },
+      ],
+      fields: [field('SIGNATURE', carol, 8, 66, 36, 8), field('SIGNATURE', dave, 53, 66, 36, 8)],
+      meta: { message: 'Hi Carol, here is the agreement we discussed.\nThanks!' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const linkOf = (email: string): string => created.body.recipients.find((r: { email: string }) => r.email === email).signingUrl;
+    const shot = (name: string) => (process.env.SHOTS_DIR ? `${process.env.SHOTS_DIR}/${name}.png` : artifactPath(`${name}.png`));
+
+    const phone = await launchChromium({ viewport: { width: 375, height: 667 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    browsers.push(phone);
+    const page = await phone.context.newPage();
+    const problems = await watchPage(page);
+    await page.goto(linkOf(carol.email));
+    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 20_000 });
+    const step = page.getByTestId('consent-step');
+    await step.waitFor({ state: 'visible' });
+    // Focus is on the step's heading: a screen reader starts reading there.
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'consent-title');
+    assert.equal(await page.getByTestId('document').isVisible(), false, 'no document to act on before consenting');
+    assert.match((await page.getByTestId('consent-text').textContent()) ?? '', /same legal effect as a handwritten signature/);
+    // Who asks, and why, and by when.
+    assert.equal(await page.getByTestId('sender-line').textContent(), 'Test Customer asks you to sign this document.');
+    assert.match((await page.getByTestId('sender-message').textContent()) ?? '', /Hi Carol, here is the agreement we discussed\./);
+    assert.match((await page.getByTestId('deadline-line').textContent()) ?? '', /^Please respond by .*\d{4}.*\d{2}:\d{2}/);
+    await assertPageFitsAndIsAccessible(page, 'consent step', 375);
+    await page.screenshot({ path: shot('consent-375'), fullPage: true });
+
+    // The server refuses a signature before consent, whatever the page shows.
+    const early = await fetch(`${linkOf(carol.email)}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fields: [] }) });
+    assert.deepEqual({ status: early.status, code: ((await early.json()) as { code: string }).code }, { status: 409, code: 'CONSENT_REQUIRED' });
+
+    // Keyboard only. Tab order: the text (scrollable), the box, Decline, Agree.
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid'));
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'consent-text');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'consent-check');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'consent-submit');
+    // Agreeing without ticking the box: the error is announced (role=alert) and focus goes to the box.
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByTestId('consent-error').textContent(), 'Tick the box to agree, or decline the document.');
+    assert.equal(await page.getByTestId('consent-error').getAttribute('role'), 'alert');
+    assert.equal(await focused(), 'consent-check');
+    assert.equal(await page.getByTestId('consent-check').getAttribute('aria-invalid'), 'true');
+    await assertPageFitsAndIsAccessible(page, 'consent step with its error', 375);
+    await page.screenshot({ path: shot('consent-375-error'), fullPage: true });
+    await page.keyboard.press('Space');
+    assert.equal(await page.getByTestId('consent-check').isChecked(), true);
+    assert.equal(await page.getByTestId('consent-error').textContent(), '');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    assert.equal(await step.isVisible(), false);
+    assert.match((await page.getByTestId('status-banner').textContent()) ?? '', /Thank you\. Review the document, then sign\./);
+    assert.equal(await page.getByTestId('finish-button').isVisible(), true);
+    await page.screenshot({ path: shot('consent-375-after') });
+    // Recorded once: a reload goes straight to the document.
+    await page.reload();
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
+    assert.equal(await page.locator('#signing-app').getAttribute('data-step'), null);
+    assert.deepEqual(problems, []);
+
+    // Dave, on a desktop, declines from the consent step without agreeing.
+    const desktop = await launchChromium({ viewport: { width: 1280, height: 900 } });
+    browsers.push(desktop);
+    const davePage = await desktop.context.newPage();
+    const daveProblems = await watchPage(davePage);
+    await davePage.goto(linkOf(dave.email));
+    await davePage.getByTestId('consent-step').waitFor({ state: 'visible', timeout: 20_000 });
+    await assertPageFitsAndIsAccessible(davePage, 'consent step', 1280);
+    await davePage.screenshot({ path: shot('consent-1280'), fullPage: true });
+    await davePage.getByTestId('consent-decline').focus();
+    await davePage.keyboard.press('Enter');
+    await davePage.getByTestId('reject-dialog').waitFor({ state: 'visible' });
+    await davePage.keyboard.type('I will only sign on paper.');
+    await davePage.getByTestId('reject-confirm').focus();
+    await davePage.keyboard.press('Enter');
+    await davePage.locator('#signing-app[data-outcome="done"]').waitFor();
+    assert.match((await davePage.getByTestId('status-banner').textContent()) ?? '', /You declined this document/);
+    assert.equal(await davePage.getByTestId('consent-step').isVisible(), false);
+    assert.deepEqual(daveProblems, []);
+    const after = await api.json<{ status: string; events: { eventType: string; recipientEmail: string | null }[] }>('GET', `/v1/envelopes/${created.body.envelopeId}`);
+    assert.equal(after.body.status, 'REJECTED');
+    assert.deepEqual(
+      after.body.events.filter((e) => e.eventType === 'RECIPIENT_CONSENTED').map((e) => e.recipientEmail),
+      [carol.email],
+    );
   });
 });

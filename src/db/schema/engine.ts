@@ -25,8 +25,12 @@ export const engineDocuments = pgTable(
   pages: jsonb('pages').$type<PageBox[]>().notNull(),
   /** Invitations go to the outbox only (test mode). */
   testSend: boolean('test_send').notNull().default(false),
-  /** The caller's meta, plus `senderName` (the sending account's name, shown in the invitations). */
-  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string }>().notNull().default({}),
+  /**
+   * The caller's meta, plus `senderName` (the sending account's name, shown in the invitations) and
+   * `consentText` (what its recipients agree to before acting): both copied from the account at create,
+   * so what a recipient was shown, and the certificate prints, never changes with later settings.
+   */
+  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string }>().notNull().default({}),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
@@ -76,6 +80,16 @@ export const engineRecipients = pgTable(
     /** The recipient must prove control of their email address (an emailed code) before acting. */
     verificationRequired: boolean('verification_required').notNull().default(false),
     verifiedAt: timestamp('verified_at', { withTimezone: true }),
+    /**
+     * The recipient agreed to use electronic records and signatures (ESIGN, eIDAS): when, from where,
+     * and the SHA-256 of the text they were shown. No action but declining is accepted before it.
+     */
+    consentedAt: timestamp('consented_at', { withTimezone: true }),
+    consentIp: text('consent_ip'),
+    consentUserAgent: text('consent_user_agent'),
+    consentTextSha256: text('consent_text_sha256'),
+    /** The IANA time zone the recipient's browser reported when consenting: the certificate shows their times in it too. */
+    timeZone: text('time_zone'),
   },
   (t) => [index('engine_recipients_document_idx').on(t.documentId)],
 );

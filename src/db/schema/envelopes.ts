@@ -61,6 +61,8 @@ export const envelopeRecipients = pgTable(
     viewedAt: timestamp('viewed_at', { withTimezone: true }),
     rejectedAt: timestamp('rejected_at', { withTimezone: true }),
     rejectionReason: text('rejection_reason'),
+    /** When the recipient agreed to electronic records and signatures (the engine's, copied by the sync: its event is listed once). */
+    consentedAt: timestamp('consented_at', { withTimezone: true }),
     verificationRequired: boolean('verification_required').notNull().default(false),
   },
   (t) => [index('envelope_recipients_envelope_idx').on(t.envelopeId), index('envelope_recipients_engine_recipient_idx').on(t.engineRecipientId)],

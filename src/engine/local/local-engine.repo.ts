@@ -18,7 +18,7 @@ export type NewDocument = Pick<DocumentRow, 'id' | 'status' | 'title' | 'origina
 export type DocumentStatusRow = {
   status: string;
   completedAt: Date | null;
-  recipients: Pick<RecipientRow, 'id' | 'email' | 'role' | 'status' | 'readStatus' | 'sendStatus' | 'viewedAt' | 'signedAt' | 'rejectedAt' | 'rejectionReason' | 'linkSalt' | 'tokenHash'>[];
+  recipients: Pick<RecipientRow, 'id' | 'email' | 'role' | 'status' | 'readStatus' | 'sendStatus' | 'viewedAt' | 'signedAt' | 'rejectedAt' | 'rejectionReason' | 'consentedAt' | 'linkSalt' | 'tokenHash'>[];
 };
 
 export function createLocalEngineRepo() {
@@ -39,6 +39,7 @@ export function createLocalEngineRepo() {
           signedAt: engineRecipients.signedAt,
           rejectedAt: engineRecipients.rejectedAt,
           rejectionReason: engineRecipients.rejectionReason,
+          consentedAt: engineRecipients.consentedAt,
           linkSalt: engineRecipients.linkSalt,
           tokenHash: engineRecipients.tokenHash,
         },

@@ -147,7 +147,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           pages: input.document.info.pages,
           testSend: input.testSend,
           // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-          meta: input.senderName ? { ...input.meta, senderName: input.senderName } : input.meta,
+          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}) },
           expiresAt: input.expiresAt,
         },
         recipients,
@@ -250,6 +250,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           signedAt: r.signedAt,
           rejectedAt: r.rejectedAt,
           rejectionReason: r.rejectionReason,
+          consentedAt: r.consentedAt,
           signingUrl: linkOf(r),
         })),
       };

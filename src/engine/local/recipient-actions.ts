@@ -153,6 +153,22 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       await repo.insertEvent(tx, { documentId: ctx.doc.id, recipientId: ctx.me.id, event: 'RECIPIENT_VERIFIED', ip: client.ip, userAgent: client.userAgent, at: verifiedAt });
     },
 
+    /**
+     * The recipient agrees to use electronic records and signatures: recorded on the recipient (when,
+     * from where, the hash of the text shown, their time zone) with a CONSENTED event, once. A second
+     * call answers the first consent's time and records nothing. Answers whether it recorded.
+     */
+    async consent(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[] }, consent: { textSha256: string; timeZone: string | null }, client: ClientInfo): Promise<Date> {
+      const { doc, me, recipients } = ctx;
+      if (me.consentedAt) return me.consentedAt;
+      // Declining needs no consent and no turn: consenting is allowed whenever declining is.
+      assertCanAct(doc, me, recipients, true);
+      const at = new Date();
+      await repo.updateRecipient(tx, me.id, { consentedAt: at, consentIp: client.ip, consentUserAgent: client.userAgent, consentTextSha256: consent.textSha256, timeZone: consent.timeZone });
+      await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: 'CONSENTED', ip: client.ip, userAgent: client.userAgent, at });
+      return at;
+    },
+
     /** A SIGNER signs (or an APPROVER approves): values checked, stored, and the next turn invited. */
     async complete(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, client: ClientInfo, imageKey?: string): Promise<'SIGNED' | 'APPROVED'> {
       const { doc, me, recipients } = ctx;
@@ -193,6 +209,9 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
 
 export type RecipientActions = ReturnType<typeof createRecipientActions>;
 
+export const consentRequired = () =>
+  new AppError('CONSENT_REQUIRED', 'Agree to use electronic records and signatures first (POST consent); declining needs no consent');
+
 export const verificationRequired = () =>
   new AppError('RECIPIENT_VERIFICATION_REQUIRED', 'Confirm your email address first: request a code (POST verification/code) and enter it (POST verification/confirm)');
 
@@ -224,6 +243,8 @@ function prefill(me: RecipientRow, f: FieldRow): string | null {
 function planCompletion(ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, imageKey?: string): { values: [number, string | null][]; signature: RecipientRow['signature'] } {
   const { doc, me, recipients, fields } = ctx;
   assertCanAct(doc, me, recipients);
+  // Every action but declining (signing, approving, filling fields) comes after the recipient's consent (ESIGN 7001(c)).
+  if (!me.consentedAt) throw consentRequired();
   const given = new Map<number, string | null | undefined>();
   input.fields.forEach((f, i) => {
     if (!fields.some((x) => x.id === f.fieldId)) throw invalid(`body.fields.${i}.fieldId`, `field ${f.fieldId} is not one of yours`);

@@ -10,6 +10,9 @@ import { SEAL_JOB, documentKey } from './local-engine.js';
 import type { LocalEngineRepo } from './local-engine.repo.js';
 import type { Notifier } from './notifications.js';
 
+/** The engine events that are a recipient's own doing, printed under their name on the certificate. */
+const RECIPIENT_ACTIONS = new Set(['VIEWED', 'RECIPIENT_VERIFIED', 'CONSENTED', 'SIGNED', 'APPROVED', 'REJECTED']);
+
 export type SealFn = (input: { original: Uint8Array; fields: StampField[]; hide: StampField[] | { page: number; x: number; y: number; width: number; height: number }[]; certificate: CertificateData }) => Promise<Uint8Array>;
 
 /**
@@ -34,6 +37,9 @@ export function sealJob(deps: {
   lockAndSync: <T>(tx: Tx, engineEnvelopeId: string, work: () => Promise<T>) => Promise<{ value: T } | undefined>;
   /** `$PUBLIC_URL/verify-document`, printed on the certificate. */
   verificationUrl?: string;
+  /** The seal's PAdES level and the timestamp authority's name (null without one), printed on the certificate. */
+  sealLevel?: string;
+  tsaName?: string | null;
   /** The job's deadline (the worker's default when unset): the sealing sandbox's own, plus the reads, the timestamp and the writes around it. */
   timeoutMs?: number;
 }) {
@@ -75,10 +81,20 @@ export function sealJob(deps: {
           viewedAt: r.viewedAt?.toISOString() ?? null,
           signedAt: r.signedAt?.toISOString() ?? null,
           ...(r.verificationRequired ? { emailVerification: { verifiedAt: r.verifiedAt?.toISOString() ?? null } } : {}),
+          timeZone: r.timeZone,
+          consent: r.consentedAt ? { at: r.consentedAt.toISOString(), textSha256: r.consentTextSha256 } : null,
+          actions: events
+            .filter((e) => e.recipientId === r.id && RECIPIENT_ACTIONS.has(e.event))
+            .map((e) => ({ event: e.event, at: e.at.toISOString(), ip: e.ip, userAgent: e.userAgent })),
         })),
         events: events.map((e) => ({ at: e.at.toISOString(), event: e.event, recipientEmail: e.recipientId ? (byId.get(e.recipientId)?.email ?? null) : null, ip: e.ip })),
         test: doc.testSend,
         verificationUrl: deps.verificationUrl,
+        senderName: doc.meta.senderName ?? null,
+        sealLevel: deps.sealLevel,
+        tsaName: deps.tsaName ?? null,
+        // The text as copied onto the document at create; a document made before that has none to print.
+        ...(doc.meta.consentText ? { consent: { text: doc.meta.consentText, sha256: sha256Hex(doc.meta.consentText) } } : {}),
       };
       const sealed = await deps.seal({ original, fields: stamps, hide: fields.flatMap((f) => (f.hide ? [f.hide] : [])), certificate });
       // The hash of the file exactly as stored and served: how /verify-document recognises it; and of

@@ -4,14 +4,14 @@ import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { customers, ledgerEntries } from '../../db/schema/index.js';
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
-export type Standing = { balance: bigint; sandboxLeft: number; name: string | null };
+export type Standing = { balance: bigint; sandboxLeft: number; name: string | null; consentText: string | null };
 export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'createdAt'>;
 
 export function createBillingRepo() {
   // Read before every billable call (the affordability check): prepared once.
   const standingStmt = preparedPer((tx) =>
     tx
-      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit, name: customers.name })
+      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit, name: customers.name, consentText: customers.consentText })
       .from(customers)
       .where(eq(customers.id, sql.placeholder('id')))
       .prepare('billing_standing'),
@@ -75,11 +75,11 @@ export function createBillingRepo() {
 
     /**
      * The balance and the sandbox allowance, read without a lock (a pre-check; the debit decides), with
-     * the account's name: a create needs it next (invitations show it), and one read is cheaper than two.
+     * the account's name and consent text: a create needs them next (invitations and the signing page show them), and one read is cheaper than two.
      */
     async standing(tx: DbOrTx, customerId: string): Promise<Standing | undefined> {
       const [row] = await standingStmt(tx).execute({ id: customerId });
-      return row && { balance: row.balance, sandboxLeft: row.limit - row.used, name: row.name };
+      return row && { balance: row.balance, sandboxLeft: row.limit - row.used, name: row.name, consentText: row.consentText };
     },
 
     async balance(tx: DbOrTx, customerId: string): Promise<bigint> {

@@ -4,7 +4,7 @@ import type { EngineStatus, EnvelopeStatus, Role, SigningEngine } from '../../en
 import type { RefundsService } from '../billing/refunds.service.js';
 import type { EnvelopeRow, EnvelopesRepo, EventRow, Owner, RecipientState, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
 import type { TEnvelope } from './envelopes.schemas.js';
-import { EVENT_NAMES, STATUS_EVENT, type EventType } from './events.js';
+import { EVENT_NAMES, eventNameOf, isWebhookEvent, STATUS_EVENT, type ListedEventType } from './events.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -123,7 +123,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         ? {
             events: parts.events.map((ev) => ({
               eventType: ev.eventType,
-              event: EVENT_NAMES[ev.eventType as EventType],
+              event: eventNameOf(ev.eventType),
               recipientEmail: ev.recipientEmail,
               occurredAt: ev.occurredAt.toISOString(),
             })),
@@ -151,7 +151,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
   /** What the stored copy lacks against the engine: recipient rows to update and events to record. Pure. */
   function diff(envelope: EnvelopeRow, status: EngineStatus, stored: StoredRecipientRow[], now = new Date()) {
     const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
-    const events: { eventType: EventType; recipientEmail?: string | null }[] = [];
+    const events: { eventType: ListedEventType; recipientEmail?: string | null }[] = [];
     const updates: { id: number; set: RecipientState }[] = [];
     for (const er of status.recipients) {
       const r = byEngineId.get(er.engineRecipientId);
@@ -159,6 +159,9 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       const signingStatus = er.status === 'SIGNED' ? 'SIGNED' : er.status === 'REJECTED' ? 'REJECTED' : 'NOT_SIGNED';
       // An engine that keeps no time of the first view (Documenso): the time Signet first saw it opened.
       const viewedAt = er.viewedAt ?? (er.readStatus === 'OPENED' ? (r.viewedAt ?? now) : null);
+      // An engine that keeps its own consent (Documenso) reports none: the stored value stands.
+      const consentedAt = er.consentedAt === undefined ? r.consentedAt : er.consentedAt;
+      if (consentedAt && !r.consentedAt) events.push({ eventType: 'RECIPIENT_CONSENTED', recipientEmail: r.email });
       if (er.readStatus === 'OPENED' && r.readStatus !== 'OPENED') events.push({ eventType: 'DOCUMENT_VIEWED', recipientEmail: r.email });
       if (signingStatus === 'SIGNED' && r.signingStatus !== 'SIGNED' && r.role === 'SIGNER') events.push({ eventType: 'DOCUMENT_SIGNED', recipientEmail: r.email });
       if (signingStatus === 'REJECTED' && r.signingStatus !== 'REJECTED') events.push({ eventType: 'DOCUMENT_REJECTED', recipientEmail: r.email });
@@ -170,7 +173,8 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
         iso(r.signedAt) !== iso(er.signedAt) ||
         iso(r.viewedAt) !== iso(viewedAt) ||
         iso(r.rejectedAt) !== iso(er.rejectedAt) ||
-        r.rejectionReason !== er.rejectionReason;
+        r.rejectionReason !== er.rejectionReason ||
+        iso(r.consentedAt) !== iso(consentedAt);
       if (changed) {
         updates.push({
           id: r.id,
@@ -183,6 +187,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
             viewedAt,
             rejectedAt: er.rejectedAt,
             rejectionReason: er.rejectionReason,
+            consentedAt,
           },
         });
       }
@@ -242,11 +247,12 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       const envelopeNow = () =>
         (built ??= (async () => dtoOf({ ...row, updatedAt: at }, { recipients, fields: await repo.fields(tx, [envelope.id]), links: await linksOf(tx, status, recipients), gates: await gatesOf(tx, recipients) }))());
       for (const ev of inserted) {
+        if (!isWebhookEvent(ev.eventType)) continue;
         await deps.publish(tx, {
           owner: { customerId: envelope.customerId, mode: envelope.mode },
           envelopeId: envelope.id,
           eventId: ev.id,
-          event: EVENT_NAMES[ev.eventType as EventType],
+          event: EVENT_NAMES[ev.eventType],
           occurredAt: ev.occurredAt,
           payload: async () => {
             const dto = await envelopeNow();

@@ -13,13 +13,13 @@ export type Owner = { customerId: string; mode: 'live' | 'test' };
 const owned = (id: string, o: Owner) => and(eq(envelopes.id, id), eq(envelopes.customerId, o.customerId), eq(envelopes.mode, o.mode));
 
 /** What a sync writes of a stored recipient: its whole state as the engine reports it. */
-export type RecipientState = Pick<StoredRecipientRow, 'signingStatus' | 'readStatus' | 'sendStatus' | 'status' | 'signedAt' | 'viewedAt' | 'rejectedAt' | 'rejectionReason'>;
+export type RecipientState = Pick<StoredRecipientRow, 'signingStatus' | 'readStatus' | 'sendStatus' | 'status' | 'signedAt' | 'viewedAt' | 'rejectedAt' | 'rejectionReason' | 'consentedAt'>;
 export type NewEnvelope = Omit<EnvelopeRow, 'purgedAt' | 'createdAt' | 'updatedAt' | 'completedAt'>;
 export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'engineRecipientId' | 'verificationRequired'>;
 export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId'>;
 
 /** A stored recipient as created: nobody has opened, signed or rejected anything yet. */
-const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null } as const;
+const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null, consentedAt: null } as const;
 
 export function createEnvelopesRepo() {
   // Every live status read runs it: prepared once per executor (db/prepared.ts).
@@ -174,14 +174,15 @@ export function createEnvelopesRepo() {
         viewed_at: set.viewedAt?.toISOString() ?? null,
         rejected_at: set.rejectedAt?.toISOString() ?? null,
         rejection_reason: set.rejectionReason,
+        consented_at: set.consentedAt?.toISOString() ?? null,
       }));
       const result = await executePrepared(tx, sql`
         WITH r AS (
           UPDATE envelope_recipients r SET
             signing_status = x.signing_status, read_status = x.read_status, send_status = x.send_status, status = x.status,
-            signed_at = x.signed_at, viewed_at = x.viewed_at, rejected_at = x.rejected_at, rejection_reason = x.rejection_reason
+            signed_at = x.signed_at, viewed_at = x.viewed_at, rejected_at = x.rejected_at, rejection_reason = x.rejection_reason, consented_at = x.consented_at
           FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-            AS x(id bigint, signing_status text, read_status text, send_status text, status text, signed_at timestamptz, viewed_at timestamptz, rejected_at timestamptz, rejection_reason text)
+            AS x(id bigint, signing_status text, read_status text, send_status text, status text, signed_at timestamptz, viewed_at timestamptz, rejected_at timestamptz, rejection_reason text, consented_at timestamptz)
           WHERE r.id = x.id
         ), e AS (
           UPDATE envelopes SET status = ${status?.status ?? null}::text, completed_at = ${status?.completedAt?.toISOString() ?? null}::timestamptz, updated_at = now()

@@ -8,6 +8,7 @@ import { enqueueStatement } from '../../jobs/queue.js';
 import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
+import { DEFAULT_CONSENT_TEXT } from '../signing/consent-text.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
@@ -22,6 +23,7 @@ import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
+const senderAndConsent = (a: { name: string | null; consentText: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT });
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 // An x402 payment buys exactly the route's price: it cannot also pay for a gated recipient's verification.
 const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient with verificationRequired is charged a verification (USD 0.50) with the envelope, which an x402 payment cannot cover; pay from a prepaid balance (API key or wallet JWT)');
@@ -62,8 +64,8 @@ export type EnvelopeServiceDeps = {
   /** Parses the upload in the sandbox; `owner` is whose turn it is in the parse queue (fair per customer). */
   prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
-  /** The account's name, which invitations show as the sender (read before the transaction). */
-  senderNameOf: (customerId: string) => Promise<string | null>;
+  /** The account's name, which invitations show as the sender, and its consent text (read before the transaction). */
+  senderOf: (customerId: string) => Promise<{ name: string | null; consentText: string | null } | undefined>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
@@ -156,7 +158,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields: planned.fields,
         meta: payload.meta ?? {},
-        senderName: standing ? standing.name : await deps.senderNameOf(ctx.actor.customerId), // no check read it: a draft, x402
+        // Copied onto the document: what recipients are shown and agree to stays as it was at create.
+        ...senderAndConsent(standing ?? (await deps.senderOf(ctx.actor.customerId))), // no check read it: a draft, x402
         testSend,
         expiresAt,
         draft,

@@ -11,6 +11,23 @@ export const EVENT_NAMES = {
 
 export type EventType = keyof typeof EVENT_NAMES;
 
+/**
+ * Events the envelope's event list shows beyond the webhook set. SPEC.md fixes the seven webhook
+ * events as V1's set, so these are listed on GET /v1/envelopes/{id} and never delivered.
+ */
+export const LISTED_ONLY_EVENT_NAMES = {
+  /** The recipient agreed to use electronic records and signatures (before their first action). */
+  RECIPIENT_CONSENTED: 'recipient.consented',
+} as const;
+
+export type ListedEventType = EventType | keyof typeof LISTED_ONLY_EVENT_NAMES;
+
+/** The name an event is listed under: its webhook name, or its own for a listed-only one. */
+export const eventNameOf = (eventType: string): string => EVENT_NAMES[eventType as EventType] ?? LISTED_ONLY_EVENT_NAMES[eventType as keyof typeof LISTED_ONLY_EVENT_NAMES];
+
+/** Whether an event is delivered to webhooks (SPEC.md's seven). */
+export const isWebhookEvent = (eventType: string): eventType is EventType => Object.hasOwn(EVENT_NAMES, eventType);
+
 /** The event a move into a status emits, when that move has one of its own. */
 export const STATUS_EVENT: Partial<Record<string, EventType>> = {
   SENT: 'DOCUMENT_SENT',

@@ -11,6 +11,21 @@ const ZComplete = z.object({
     .optional(),
 });
 const ZReject = z.object({ reason: z.string().trim().min(1).max(1000) });
+/** An IANA time zone name as the browser reports it (Intl), one this server's Intl knows: the certificate formats times in it. */
+const ZTimeZone = z
+  .string()
+  .max(64)
+  .regex(/^[A-Za-z0-9_+\-]+(\/[A-Za-z0-9_+\-]+)*$/, 'an IANA time zone name, e.g. Europe/Paris')
+  .refine((tz) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'an IANA time zone name this server knows, e.g. Europe/Paris');
+// No body at all is a consent with no time zone.
+const ZConsent = z.object({ timeZone: ZTimeZone.nullable().optional() }).nullish();
 const ZConfirmCode = z.object({ code: z.string().trim().min(1).max(32) });
 
 const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
@@ -45,6 +60,12 @@ export function signingRoutes(deps: { signing: SigningService }) {
     r.post('/sign/:token/verification/confirm', { schema: { hide: true, params: ZToken, body: ZConfirmCode } }, async (request, reply) => {
       reply.header('cache-control', 'no-store');
       return deps.signing.confirmCode(request.params.token, request.body.code, client(request));
+    });
+
+    // The recipient agrees to electronic records and signatures: required before complete, not before reject.
+    r.post('/sign/:token/consent', { schema: { hide: true, params: ZToken, body: ZConsent } }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return deps.signing.consent(request.params.token, request.body?.timeZone ?? null, client(request));
     });
 
     r.post('/sign/:token/reject', { schema: { hide: true, params: ZToken, body: ZReject } }, async (request) =>

@@ -13,9 +13,11 @@ import type { DocumentViews } from '../../engine/local/document-views.js';
 import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
 import { currentTurn } from '../../engine/local/turns.js';
 import { AppError } from '../../errors.js';
+import { sha256Hex } from '../../lib/crypto.js';
 import { maskEmail } from '../../providers/identity/index.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
+import { DEFAULT_CONSENT_TEXT } from './consent-text.js';
 
 /**
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
@@ -34,6 +36,11 @@ function requireGate(doc: DocumentRow, me: RecipientRow): void {
   if (!me.verificationRequired) throw new AppError('INVALID_STATE', 'This recipient needs no email verification');
 }
 
+/** The text this document's recipients agree to: the account's, copied at create; the built-in one for a document made before that. */
+const consentTextOf = (doc: DocumentRow) => doc.meta.consentText ?? DEFAULT_CONSENT_TEXT;
+
+const consentOf = (doc: DocumentRow, me: RecipientRow) => ({ given: me.consentedAt !== null, consentedAt: me.consentedAt?.toISOString() ?? null, text: consentTextOf(doc) });
+
 const verificationOf = (me: RecipientRow) => ({ required: me.verificationRequired, verified: me.verifiedAt !== null, verifiedAt: me.verifiedAt?.toISOString() ?? null });
 
 /**
@@ -51,6 +58,9 @@ function beforeTheCode(doc: DocumentRow, me: RecipientRow) {
     reason: 'verification_required' as const,
     waitingFor: [],
     verification: verificationOf(me),
+    consent: null,
+    sender: null,
+    expiresAt: null,
     fields: [],
     pages: [],
     documentUrl: null,
@@ -100,6 +110,10 @@ export function createSigningService(deps: {
           reason,
           waitingFor: reason === 'waiting' ? turn.filter((r) => r.id !== me.id).map((r) => ({ name: r.name, email: r.email })) : [],
           verification: verificationOf(me),
+          consent: consentOf(doc, me),
+          // Who asks, and why, and by when: the account's name as recorded at create, the sender's message, the deadline.
+          sender: { name: doc.meta.senderName ?? null, message: doc.meta.message ?? null },
+          expiresAt: doc.expiresAt.toISOString(),
           fields: fields.map((f) => ({
             fieldId: f.id,
             type: f.type,
@@ -194,6 +208,14 @@ export function createSigningService(deps: {
       const left = attemptsLeft ?? 0;
       if (left === 0) throw new AppError('VERIFICATION_FAILED', 'Too many wrong codes: this verification failed', { status: 'failed', attemptsLeft: 0 });
       throw new AppError('INVALID_CODE', `That code is not right; ${left} ${left === 1 ? 'attempt' : 'attempts'} left`, { attemptsLeft: left });
+    },
+
+    /** The recipient agrees to use electronic records and signatures; once (a repeat answers the first). */
+    async consent(token: string, timeZone: string | null, client: ClientInfo) {
+      return withRecipient(token, async (tx, ctx) => {
+        const consentedAt = await actions.consent(tx, ctx, { textSha256: sha256Hex(consentTextOf(ctx.doc)), timeZone }, client);
+        return { consented: true as const, consentedAt: consentedAt.toISOString() };
+      });
     },
 
     async reject(token: string, reason: string, client: ClientInfo) {

@@ -55,14 +55,37 @@ export function renderSigningPage(o: SigningPageOptions): string {
   });
   return `${head}
 <body>
-<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/">
+<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/">
   <header class="topbar">
     <p class="brand">Signet</p>
     <h1 id="document-title" class="title" data-testid="document-title">Loading document…</h1>
     <p id="recipient-line" class="recipient" data-testid="recipient-line"></p>
   </header>
 
+  <section id="request-info" class="request" aria-label="Who asks you to sign" data-testid="request-info" hidden>
+    <p id="sender-line" class="sender" data-testid="sender-line"></p>
+    <blockquote id="sender-message" class="message" data-testid="sender-message" hidden></blockquote>
+    <p id="deadline-line" class="deadline" data-testid="deadline-line" hidden></p>
+  </section>
+
   <div id="status-banner" class="banner" role="status" aria-live="polite" data-testid="status-banner" hidden></div>
+
+  <section id="consent-step" class="verify consent" aria-labelledby="consent-title" data-testid="consent-step" hidden>
+    <h2 id="consent-title" tabindex="-1">Agree to sign electronically</h2>
+    <p class="help">Before you review and sign, please read this and agree to use electronic records and signatures. You can still decline the document without agreeing.</p>
+    <div id="consent-text" class="consent-text" tabindex="0" role="region" aria-label="Consent to electronic records and signatures" data-testid="consent-text"></div>
+    <form id="consent-form" class="consent-form" novalidate>
+      <div class="check-row">
+        <input id="consent-check" type="checkbox" aria-label="I have read this and agree to use electronic records and signatures" aria-describedby="consent-error" data-testid="consent-check">
+        <label for="consent-check">I have read this and agree to use electronic records and signatures</label>
+      </div>
+      <p id="consent-error" class="error" role="alert" aria-live="assertive" data-testid="consent-error"></p>
+      <div class="dialog-actions">
+        <button type="button" id="consent-decline" class="button danger-outline" aria-label="Decline to sign this document" data-testid="consent-decline">Decline to sign</button>
+        <button type="submit" id="consent-submit" class="button primary" aria-label="Agree and continue to the document" data-testid="consent-submit">Agree and continue</button>
+      </div>
+    </form>
+  </section>
 
   <section id="verify-step" class="verify" aria-labelledby="verify-title" data-testid="verify-step" hidden>
     <h2 id="verify-title">Confirm it&#39;s you</h2>

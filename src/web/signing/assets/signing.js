@@ -1,5 +1,6 @@
 // The recipient signing page. Plain ES module, no build step. The server sends a static shell; this
 // fetches the recipient's session, renders the document and their fields, and posts the outcome.
+import { askConsent, closeConsent, showRequest } from './consent.js';
 import { copyLink, showOutcome } from './done.js';
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
@@ -10,7 +11,7 @@ import { createZoom } from './zoom.js';
 const $ = (id) => document.getElementById(id);
 const root = $('signing-app');
 const url = (attr) => new URL(root.dataset[attr], location.href).href;
-const urls = { session: url('sessionUrl'), complete: url('completeUrl'), reject: url('rejectUrl'), code: url('codeUrl'), confirm: url('confirmUrl'), pdfjs: url('pdfjsBase') };
+const urls = { session: url('sessionUrl'), complete: url('completeUrl'), reject: url('rejectUrl'), consent: url('consentUrl'), code: url('codeUrl'), confirm: url('confirmUrl'), pdfjs: url('pdfjsBase') };
 
 const banner = $('status-banner');
 const actionBar = $('action-bar');
@@ -88,6 +89,7 @@ function canDeclineEarly(session) {
  */
 function concluded(layer, text, { redirectUrl = null, watchCopy = null } = {}) {
   layer?.lock();
+  closeConsent();
   actionBar.hidden = true;
   zoom?.reset();
   root.dataset.outcome = 'done';
@@ -259,9 +261,15 @@ function wireFinish(session, layer, hooks) {
 }
 
 /** Decline with a reason. Also offered while waiting for one's turn: a later signer may refuse early. */
+let declineLayer = null;
+let declineWired = false;
 function wireDecline(layer) {
   actionBar.hidden = false;
   rejectButton.hidden = false;
+  declineLayer = layer;
+  // Wired once: the consent step wires it before the document is shown, the document again after.
+  if (declineWired) return;
+  declineWired = true;
   const rejectDialog = $('reject-dialog');
   const reason = $('reject-reason');
   const rejectError = $('reject-error');
@@ -271,7 +279,10 @@ function wireDecline(layer) {
     reason.focus();
   });
   $('reject-cancel').addEventListener('click', () => rejectDialog.close());
-  rejectDialog.addEventListener('close', () => rejectButton.isConnected && !actionBar.hidden && rejectButton.focus());
+  rejectDialog.addEventListener('close', () => {
+    if (!$('consent-step').hidden) $('consent-decline').focus();
+    else if (rejectButton.isConnected && !actionBar.hidden) rejectButton.focus();
+  });
   $('reject-confirm').addEventListener('click', async () => {
     const text = reason.value.trim();
     if (!text) {
@@ -297,7 +308,7 @@ function wireDecline(layer) {
       return;
     }
     rejectDialog.close();
-    concluded(layer, 'You declined this document. The sender has been told.');
+    concluded(declineLayer, 'You declined this document. The sender has been told.');
   });
 }
 
@@ -324,6 +335,19 @@ async function main() {
   }
   root.dataset.canAct = String(session.canAct);
   showHeader(session);
+  showRequest(session);
+  // Before any action but declining, the recipient agrees to electronic records and signatures (once).
+  if (session.canAct && session.consent && !session.consent.given) {
+    documentArea.hidden = true;
+    root.dataset.step = 'consent';
+    wireDecline(null);
+    actionBar.hidden = true;
+    await askConsent(session, { call, url: urls.consent, decline: () => rejectButton.click() });
+    root.dataset.step = 'document';
+    documentArea.hidden = false;
+    // After a gated recipient's code the banner already says what comes next.
+    if (banner.hidden) say('success', 'Thank you. Review the document, then sign.');
+  }
   if (!session.canAct) {
     say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
     // Sealed: whoever opens their link again gets their copy here.
