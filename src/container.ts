@@ -64,7 +64,7 @@ import { createTemplatesRepo } from './modules/templates/templates.repo.js';
 import { createTemplatesService } from './modules/templates/templates.service.js';
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
 import { closeRenderWorkers, renderInSandbox } from './pdf/render-sandbox.js';
-import { closeSealWorkers, sealInSandbox } from './pdf/seal-sandbox.js';
+import { closeSealWorkers, createSealer } from './pdf/seal-sandbox.js';
 import type { PreparedDocument, UploadPart } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { sealingKeyOf } from './pdf/seal-signature.js';
@@ -308,11 +308,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         storage,
         notifier,
         // In a worker thread, off the event loop (the lease heartbeat keeps beating); the key stays here.
-        seal: async (input) =>
-          sealInSandbox(
-            { ...input, signer: (await getSigner()).signer, tsaUrl: config.signingTsaUrl },
-            { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: sealTimeoutMs },
-          ),
+        seal: createSealer({ getSigner, signing: config.signing, limits: { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: sealTimeoutMs }, logger }),
         envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
         lockAndSync: sync.lockAndSync,
         verificationUrl: `${config.publicUrl}/verify-document`,

@@ -1,6 +1,8 @@
 import type { Signer } from '@libpdf/core';
 import { SandboxPool, siblingModule, type SandboxLimits } from './sandbox.js';
-import type { SealInput } from './seal.js';
+import type { SigningConfig } from '../config-signing.js';
+import { chainHasRevocationInfo } from '../providers/certs/revocation.js';
+import type { SealInput, SealPades } from './seal.js';
 import type { SealJobInput, SignRequest } from './seal-worker.js';
 
 const WORKER = siblingModule('seal-worker');
@@ -42,4 +44,32 @@ export async function closeSealWorkers(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
   await Promise.all(all.map((p) => p.close()));
+}
+
+export type SealerDeps = {
+  getSigner: () => Promise<{ signer: Signer }>;
+  signing: SigningConfig;
+  limits: SealOptions;
+  logger: { warn(obj: object, msg?: string): void };
+};
+
+/**
+ * The seal job's SealFn: the configured level, lowered to B-T when it asks for long-term validation
+ * but the sealing chain publishes no revocation information (the self-signed development seal): there
+ * is nothing to embed, and that is said in the log once per process, not once per seal.
+ */
+export function createSealer(deps: SealerDeps): (input: Omit<SealInput, 'signer' | 'pades'>) => Promise<Uint8Array> {
+  let warned = false;
+  return async (input) => {
+    const { signer } = await deps.getSigner();
+    let level = deps.signing.level;
+    if ((level === 'B-LT' || level === 'B-LTA') && !chainHasRevocationInfo([signer.certificate, ...(signer.certificateChain ?? [])])) {
+      if (!warned) deps.logger.warn({ configured: level, sealedAt: 'B-T' }, `SIGNING_PADES_LEVEL=${level}, but the sealing certificate's chain publishes no revocation information (no OCSP or CRL address): documents are sealed PAdES B-T`);
+      warned = true;
+      level = 'B-T';
+    }
+    const { tsa } = deps.signing;
+    const pades: SealPades = { level, tsa: tsa && { urls: tsa.urls, headers: tsa.headers, timeoutMs: tsa.timeoutMs }, revocationTimeoutMs: deps.signing.revocationTimeoutMs };
+    return sealInSandbox({ ...input, signer, pades }, deps.limits);
+  };
 }
