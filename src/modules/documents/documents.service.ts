@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { DbOrTx } from '../../db/client.js';
 import type { SealedDocument, SealedDocumentsRepo } from '../../engine/local/sealed-documents.repo.js';
 import { AppError } from '../../errors.js';
+import { sealEvidence } from '../../pdf/seal-evidence.js';
 import { checkSealSignature, type SealSignatureCheck } from '../../pdf/seal-signature.js';
 import { findSignedRanges, hasPdfHeader, prefixHashes, signedContentSha256, type SignedRange } from '../../pdf/signed-revisions.js';
 import type { TDocumentVerification, TSealedEnvelope } from './documents.schemas.js';
@@ -64,7 +65,9 @@ export function createDocumentsService(deps: DocumentsServiceDeps) {
       const revision = exact ? undefined : ranges.map((r) => byHash.get(prefixes.get(r.end) ?? '')).find((d) => d !== undefined);
       const ours = await ourSignature(bytes, ranges);
       const signature = ours && { intact: ours.check.intact, coversWholeFile: ours.range.end === bytes.length, signedAt: ours.check.signedAt };
-      const base = { sha256: whole, signature: signature ?? null };
+      // Only for a signature of ours: another installation's file is NOT_SEALED and nothing of it is read further.
+      const evidence = ours ? sealEvidence(bytes, ours, ranges) : null;
+      const base = { sha256: whole, signature: signature ?? null, evidence };
 
       if (exact) {
         const envelope = await envelopeOf(tx, exact);

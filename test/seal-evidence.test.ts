@@ -1,0 +1,146 @@
+/**
+ * Trusted time and long-term validation through the running app, with real local peers
+ * (test/fixtures/pki.ts): an envelope sealed with an operator certificate of a test CA at B-LTA; a TSA
+ * that is down leaves it SEALING with its job failing, then dead with a job_dead alert, and it
+ * completes once the TSA is back; POST /v1/documents/verify then shows the evidence (TSA time, level,
+ * DSS revocation data), and a file another installation sealed stays NOT_SEALED.
+ */
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../src/db/client.js';
+import { closePdfWorkers, prepareDocument } from '../src/pdf/prepare.js';
+import { sealDocument } from '../src/pdf/seal.js';
+import { loadSigner } from '../src/providers/certs/signer.js';
+import { OPS_TOKEN, bearer, createTestApp, type TestApp } from './harness.js';
+import { createEnvelope, drain, getEnvelope, multipart, person, recipientToken, signAs } from './fixtures/envelopes.js';
+import { PKI_PASS, startTestPki, type TestPki } from './fixtures/pki.js';
+import * as fx from './fixtures/pdfs.js';
+
+let pki: TestPki;
+let t: TestApp;
+
+before(async () => {
+  pki = await startTestPki();
+  t = await createTestApp({
+    env: { SIGNING_CERT_P12_PATH: pki.signerP12, SIGNING_CERT_PASSPHRASE: PKI_PASS, SIGNING_TSA_URL: pki.tsaUrl, SIGNING_TSA_TIMEOUT_MS: '2000', SIGNING_PADES_LEVEL: 'B-LTA', SIGNING_REVOCATION_TIMEOUT_MS: '2000' },
+  });
+});
+after(async () => {
+  await t?.close();
+  await closePdfWorkers();
+  await pki?.close();
+});
+
+type JobRow = { id: number | string; status: string; attempts: number; last_error: string | null };
+const sealJobOf = async (documentId: string): Promise<JobRow | undefined> =>
+  rowsOf<JobRow>(await t.container.db.execute(sql`SELECT id, status, attempts, last_error FROM jobs WHERE type = 'engine.seal' AND payload->>'documentId' = ${documentId}`))[0];
+
+/** Runs the worker until `done` holds for the seal job (failed attempts are the point here, so drain() is not used). */
+async function runUntil(documentId: string, done: (j: JobRow) => boolean, timeoutMs = 30_000): Promise<JobRow> {
+  await t.container.worker.start();
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      t.container.worker.wake();
+      const job = await sealJobOf(documentId);
+      if (job && done(job)) return job;
+      if (Date.now() > deadline) throw new Error(`seal job not there after ${timeoutMs} ms: ${JSON.stringify(job)}`);
+      // A failed attempt waits its backoff: bring it forward.
+      await t.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE type = 'engine.seal' AND status = 'queued'`);
+      await sleep(50);
+    }
+  } finally {
+    await t.container.worker.stop();
+  }
+}
+
+const documentStatus = async (documentId: string) => rowsOf<{ status: string }>(await t.container.db.execute(sql`SELECT status FROM engine_documents WHERE id = ${documentId}`))[0]?.status;
+
+const verify = async (bytes: Uint8Array) => {
+  const mp = multipart([{ name: 'file', value: bytes, filename: 'document.pdf' }]);
+  const res = await t.app.inject({ method: 'POST', url: '/v1/documents/verify', headers: { 'content-type': mp.contentType }, payload: mp.body });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
+};
+
+describe('sealing with a TSA through the app', () => {
+  let sealed: Buffer;
+
+  test('a TSA that is down leaves the envelope SEALING, the job dead with an alert; it completes once the TSA is back', async (ctx) => {
+    const a = person('tsa');
+    const env = await createEnvelope(t, { title: 'Timestamped agreement', recipients: [a] });
+    await drain(t);
+    pki.tsa.down = true;
+    ctx.after(() => void (pki.tsa.down = false));
+    await signAs(t, recipientToken(env, a.email));
+    const documentId = env.engineEnvelopeId;
+    const failed = await runUntil(documentId, (j) => j.attempts >= 1 && j.status === 'queued');
+    assert.match(failed.last_error ?? '', /No timestamp authority answered/);
+    assert.doesNotMatch(failed.last_error ?? '', /B-B/);
+    assert.equal(await documentStatus(documentId), 'SEALING');
+    assert.notEqual((await getEnvelope(t, env.envelopeId)).status, 'COMPLETED');
+
+    // Its last attempt: the job ends dead and an operator alert says so.
+    await t.container.db.execute(sql`UPDATE jobs SET max_attempts = attempts + 1 WHERE id = ${Number(failed.id)}`);
+    const dead = await runUntil(documentId, (j) => j.status === 'dead');
+    assert.equal(await documentStatus(documentId), 'SEALING');
+    const alerts = await t.app.inject({ url: '/ops/alerts', headers: bearer(OPS_TOKEN) });
+    const alert = alerts.json().data.find((x: { kind: string; resourceId: string }) => x.kind === 'job_dead' && x.resourceId === String(dead.id));
+    assert.ok(alert, alerts.body);
+    assert.match(alert.message, /engine\.seal.*No timestamp authority answered/);
+
+    pki.tsa.down = false;
+    const retried = await t.app.inject({ method: 'POST', url: `/ops/jobs/${dead.id}/retry`, headers: { ...bearer(OPS_TOKEN), 'idempotency-key': `retry-${dead.id}` } });
+    assert.equal(retried.statusCode, 200, retried.body);
+    await drain(t);
+    assert.equal((await getEnvelope(t, env.envelopeId)).status, 'COMPLETED');
+    const dl = await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/download`, headers: bearer(t.customer.apiKey) });
+    assert.equal(dl.statusCode, 200);
+    sealed = dl.rawPayload;
+  });
+
+  test('POST /v1/documents/verify shows the TSA time, the level and the revocation data', async () => {
+    assert.ok(sealed, 'sealed by the test before');
+    const v = await verify(sealed);
+    assert.equal(v.status, 'SEALED');
+    const e = v.evidence;
+    assert.equal(e.level, 'B-LTA');
+    assert.equal(e.timeSource, 'TSA');
+    assert.equal(e.timestamp.tsa, 'Signet Test TSA');
+    assert.equal(e.timestamp.verified, true);
+    assert.equal(e.timestamp.matchesSignature, true);
+    assert.equal(e.signatureTime, e.timestamp.time);
+    assert.ok(Math.abs(Date.parse(e.signatureTime) - Date.now()) < 120_000, e.signatureTime);
+    assert.ok(e.dss.ocspResponses >= 3 && e.dss.certificates >= 4, JSON.stringify(e.dss));
+    assert.equal(e.documentTimestamps.length, 1);
+    assert.equal(e.documentTimestamps[0].verified, true);
+
+    // A byte of the token changed (in the unsigned part of the CMS): the seal still verifies, its time no longer counts as the TSA's.
+    const tampered = Buffer.from(sealed);
+    const at = tampered.indexOf(Buffer.from('Signet Test TSA').toString('hex').toUpperCase());
+    assert.ok(at > 0, 'the TSA certificate inside the signature');
+    tampered[at] = tampered[at] === 0x35 ? 0x36 : 0x35;
+    const tv = await verify(tampered);
+    assert.equal(tv.evidence.timeSource, 'SIGNER_CLOCK');
+    assert.equal(tv.evidence.level, 'B-B');
+    assert.equal(tv.evidence.timestamp.verified, false);
+  });
+
+  test("a file sealed with another installation's key is NOT_SEALED, with no evidence", async () => {
+    const other = await loadSigner({ dataDir: pki.dir + '/other' });
+    const doc = await prepareDocument([await fx.plainPdf(1)], { timeoutMs: 60_000, maxMemoryMb: 256 });
+    const foreign = await sealDocument({
+      original: doc.bytes,
+      fields: [],
+      hide: [],
+      certificate: { envelopeId: 'env_foreign', title: 'Foreign', documentSha256: doc.sha256, completedAt: new Date().toISOString(), recipients: [], events: [] },
+      signer: other.signer,
+      pades: { level: 'B-T', tsa: { urls: [pki.tsaUrl], headers: {}, timeoutMs: 5_000 } },
+    });
+    const v = await verify(foreign);
+    assert.equal(v.status, 'NOT_SEALED');
+    assert.equal(v.evidence, null);
+  });
+});
