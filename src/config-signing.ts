@@ -20,6 +20,7 @@ export const SIGNING_ENV = {
   SIGNING_TSA_TIMEOUT_MS: int(100, 120_000).default(10_000),
   SIGNING_PADES_LEVEL: optional(z.enum(PADES_LEVELS)),
   SIGNING_REVOCATION_TIMEOUT_MS: int(100, 120_000).default(10_000),
+  SIGNING_ARCHIVE_RETIMESTAMP_DAYS: int(1, 3650),
 };
 
 type SigningEnv = z.infer<z.ZodObject<typeof SIGNING_ENV>>;
@@ -40,6 +41,8 @@ export type SigningConfig = Readonly<{
   tsa: TsaConfig | undefined;
   /** Bound on each OCSP, CRL or certificate fetch at sealing (B-LT, B-LTA). */
   revocationTimeoutMs: number;
+  /** Archival: re-timestamp sealed documents whose latest timestamp's TSA certificate expires within this many days; undefined: off. */
+  archiveRetimestampDays: number | undefined;
 }>;
 
 export function signingConfig(e: SigningEnv): SigningConfig {
@@ -55,6 +58,7 @@ export function signingConfig(e: SigningEnv): SigningConfig {
   if (level !== 'B-B' && !urls.length) {
     throw new ConfigError(`Invalid configuration: SIGNING_PADES_LEVEL: ${level} needs a timestamp authority: set SIGNING_TSA_URL (an RFC 3161 TSA), or choose B-B`);
   }
+  if (e.SIGNING_ARCHIVE_RETIMESTAMP_DAYS !== undefined && !urls.length) throw new ConfigError('Invalid configuration: SIGNING_ARCHIVE_RETIMESTAMP_DAYS: requires SIGNING_TSA_URL (a re-timestamp is a new RFC 3161 timestamp)');
   const headers: Record<string, string> = {};
   if (e.SIGNING_TSA_USERNAME !== undefined) headers.authorization = `Basic ${Buffer.from(`${e.SIGNING_TSA_USERNAME}:${e.SIGNING_TSA_PASSWORD}`).toString('base64')}`;
   if (e.SIGNING_TSA_HEADER !== undefined) {
@@ -62,5 +66,5 @@ export function signingConfig(e: SigningEnv): SigningConfig {
     headers[e.SIGNING_TSA_HEADER.slice(0, at).trim().toLowerCase()] = e.SIGNING_TSA_HEADER.slice(at + 1).trim();
   }
   const tsa = urls.length ? Object.freeze({ urls: Object.freeze(urls), headers: Object.freeze(headers), timeoutMs: e.SIGNING_TSA_TIMEOUT_MS, name: new URL(urls[0]).host }) : undefined;
-  return Object.freeze({ level, tsa, revocationTimeoutMs: e.SIGNING_REVOCATION_TIMEOUT_MS });
+  return Object.freeze({ level, tsa, revocationTimeoutMs: e.SIGNING_REVOCATION_TIMEOUT_MS, archiveRetimestampDays: e.SIGNING_ARCHIVE_RETIMESTAMP_DAYS });
 }

@@ -3,13 +3,16 @@
  * (test/fixtures/pki.ts): an envelope sealed with an operator certificate of a test CA at B-LTA; a TSA
  * that is down leaves it SEALING with its job failing, then dead with a job_dead alert, and it
  * completes once the TSA is back; POST /v1/documents/verify then shows the evidence (TSA time, level,
- * DSS revocation data), and a file another installation sealed stays NOT_SEALED.
+ * DSS revocation data), and a file another installation sealed stays NOT_SEALED. Archival
+ * re-timestamping appends a document timestamp once the TSA's certificate is renewed, and both the
+ * earlier and the new file verify.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../src/db/client.js';
+import { archivePeriodicTask } from '../src/engine/local/archive-job.js';
 import { closePdfWorkers, prepareDocument } from '../src/pdf/prepare.js';
 import { sealDocument } from '../src/pdf/seal.js';
 import { loadSigner } from '../src/providers/certs/signer.js';
@@ -142,5 +145,71 @@ describe('sealing with a TSA through the app', () => {
     const v = await verify(foreign);
     assert.equal(v.status, 'NOT_SEALED');
     assert.equal(v.evidence, null);
+  });
+});
+
+describe('archival re-timestamping (SIGNING_ARCHIVE_RETIMESTAMP_DAYS)', () => {
+  let a2: TestApp;
+  before(async () => {
+    a2 = await createTestApp({
+      env: { SIGNING_CERT_P12_PATH: pki.signerP12, SIGNING_CERT_PASSPHRASE: PKI_PASS, SIGNING_TSA_URL: pki.tsaUrl, SIGNING_PADES_LEVEL: 'B-LTA', SIGNING_ARCHIVE_RETIMESTAMP_DAYS: '400', SCHEDULER_INTERVAL_MS: '3600000' },
+    });
+  });
+  after(() => a2?.close());
+
+  const row = async (id: string) =>
+    rowsOf<{ signed_key: string; sealed_sha256: string; archive_expires_at: Date | string }>(await a2.container.db.execute(sql`SELECT signed_key, sealed_sha256, archive_expires_at FROM engine_documents WHERE id = ${id}`))[0];
+  const queueDue = () => a2.container.db.transaction((tx) => archivePeriodicTask({ days: 400 }).run(tx));
+  const verifyOn = async (bytes: Uint8Array) => {
+    const mp = multipart([{ name: 'file', value: bytes, filename: 'document.pdf' }]);
+    const res = await a2.app.inject({ method: 'POST', url: '/v1/documents/verify', headers: { 'content-type': mp.contentType }, payload: mp.body });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+
+  test('a document whose TSA certificate nears expiry gets a new document timestamp; the old and new files both verify', async () => {
+    const p = person('archive');
+    const env = await createEnvelope(a2, { title: 'Kept for years', recipients: [p] });
+    await drain(a2);
+    await signAs(a2, recipientToken(env, p.email));
+    await drain(a2);
+    const id = env.engineEnvelopeId;
+    const first = await row(id);
+    const firstExpiry = new Date(first.archive_expires_at);
+    assert.ok(firstExpiry.getTime() - Date.now() < 366 * 86_400_000, 'the TSA certificate of the seal expires within a year');
+    const oldFile = (await a2.container.storage.get(first.signed_key))!;
+
+    // The same TSA certificate again would extend nothing: the job fails (and would end dead with an alert).
+    await queueDue();
+    await assert.rejects(drain(a2), /would not extend its verifiability/);
+    assert.equal((await row(id)).signed_key, first.signed_key, 'the stored file is untouched');
+
+    // The TSA renewed its certificate: the retry re-timestamps.
+    await pki.renewTsa(730);
+    await a2.container.db.execute(sql`UPDATE jobs SET run_at = now() WHERE type = 'engine.archive-retimestamp'`);
+    await drain(a2);
+    const second = await row(id);
+    assert.notEqual(second.signed_key, first.signed_key);
+    assert.notEqual(second.sealed_sha256, first.sealed_sha256);
+    assert.ok(new Date(second.archive_expires_at).getTime() > firstExpiry.getTime() + 300 * 86_400_000, 'the horizon moved to the renewed certificate');
+    const newFile = (await a2.container.storage.get(second.signed_key))!;
+    assert.ok(Buffer.from(newFile.subarray(0, oldFile.length)).equals(Buffer.from(oldFile)), 'appended: the earlier file is a prefix of the new one');
+
+    const vNew = await verifyOn(newFile);
+    assert.equal(vNew.status, 'SEALED');
+    assert.equal(vNew.envelope.envelopeId, env.envelopeId);
+    assert.equal(vNew.evidence.level, 'B-LTA');
+    assert.equal(vNew.evidence.documentTimestamps.length, 2);
+    assert.ok(vNew.evidence.documentTimestamps.every((d: { verified: boolean }) => d.verified));
+    const vOld = await verifyOn(oldFile);
+    assert.equal(vOld.status, 'SEALED', 'the file served before the re-timestamp is still recognised');
+    assert.equal(vOld.envelope.envelopeId, env.envelopeId);
+
+    // Safe to run again: not due any more, nothing queued, nothing changed.
+    await queueDue();
+    await drain(a2);
+    const jobs = rowsOf<{ status: string }>(await a2.container.db.execute(sql`SELECT status FROM jobs WHERE type = 'engine.archive-retimestamp'`));
+    assert.deepEqual(jobs.map((j) => j.status), ['done']);
+    assert.equal((await row(id)).signed_key, second.signed_key);
   });
 });

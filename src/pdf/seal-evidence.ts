@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { PadesLevel } from '../config-signing.js';
 import type { SealSignatureCheck } from './seal-signature.js';
-import { signatureContents, signedDigest, type SignedRange } from './signed-revisions.js';
+import { readDer } from './der.js';
+import { findSignedRanges, signatureContents, signedDigest, type SignedRange } from './signed-revisions.js';
 import { readTimestampToken, type TimestampToken } from './timestamp-token.js';
 
 /** What a seal of ours proves beyond "this server signed it": when, by whose clock, and for how long it stays checkable. */
@@ -85,4 +86,31 @@ export function readDss(bytes: Uint8Array, from: number): SealEvidence['dss'] {
     return arr ? (arr[1].match(/\d+\s+\d+\s+R/g) ?? []).length : 0;
   };
   return { certificates: count('Certs'), ocspResponses: count('OCSPs'), crls: count('CRLs') };
+}
+
+/** The signature-time-stamp attribute's OID as DER (06 0B …): found in a CMS of ours by a byte search. */
+const SIGNATURE_TIMESTAMP_OID = Buffer.from('060b2a864886f70d010910020e', 'hex');
+
+/**
+ * When the latest timestamp in a sealed file of ours stops being checkable: the expiry of its TSA's
+ * certificate (the latest verified document timestamp's, else the seal's signature timestamp's).
+ * Null when the file has no timestamp. For files this server wrote (the seal and archival jobs), not uploads.
+ */
+export function timestampHorizon(bytes: Uint8Array): Date | null {
+  for (const range of findSignedRanges(bytes)) {
+    const doc = documentTimestamp(bytes, range);
+    if (doc) {
+      if (doc.verified && doc.tsaCertificateExpires) return new Date(doc.tsaCertificateExpires);
+      continue;
+    }
+    const cms = signatureContents(bytes, range);
+    const at = cms ? cms.indexOf(SIGNATURE_TIMESTAMP_OID) : -1;
+    if (!cms || at < 0) continue;
+    // Attribute { OID, SET { token } }: the SET follows the OID, the token is its first element.
+    const set = readDer(cms, at + SIGNATURE_TIMESTAMP_OID.length);
+    const first = set && readDer(cms, set.start, set.end);
+    const token = first && readTimestampToken(cms.subarray(first.at, first.end));
+    if (token?.verified && token.tsaCertificateExpires) return new Date(token.tsaCertificateExpires);
+  }
+  return null;
 }

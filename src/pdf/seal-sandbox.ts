@@ -2,7 +2,7 @@ import type { Signer } from '@libpdf/core';
 import { SandboxPool, siblingModule, type SandboxLimits } from './sandbox.js';
 import type { SigningConfig } from '../config-signing.js';
 import { chainHasRevocationInfo } from '../providers/certs/revocation.js';
-import type { SealInput, SealPades } from './seal.js';
+import type { RetimestampInput, SealInput, SealPades } from './seal.js';
 import type { SealJobInput, SignRequest } from './seal-worker.js';
 
 const WORKER = siblingModule('seal-worker');
@@ -33,6 +33,13 @@ export async function sealInSandbox(input: SealInput, opts: SealOptions): Promis
     },
   });
   return sealed;
+}
+
+/** retimestampDocument in a sealing worker: it parses and rewrites a whole stored document, as sealing does. */
+export async function retimestampInSandbox(input: RetimestampInput, opts: SealOptions & { owner: string }): Promise<Uint8Array> {
+  let pool = pools.get(opts.maxMemoryMb);
+  if (!pool) pools.set(opts.maxMemoryMb, (pool = new SandboxPool(WORKER, opts.maxMemoryMb, { size: opts.workers ?? 1 })));
+  return pool.run<Uint8Array>({ retimestamp: input }, [], opts.timeoutMs, { owner: opts.owner });
 }
 
 function signerInfo(s: Signer): SealJobInput['signer'] {

@@ -10,7 +10,7 @@ import { AppError } from '../errors.js';
 import { boundedFetchFn } from '../providers/certs/fetch-bounded.js';
 import { installDecodeGuard } from './decode-guard.js';
 import type { SandboxAnswer, SandboxJob, SandboxReply } from './sandbox.js';
-import { sealDocument, type SealInput } from './seal.js';
+import { retimestampDocument, sealDocument, type RetimestampInput, type SealInput } from './seal.js';
 
 export type SignerInfo = { certificate: Uint8Array; certificateChain?: Uint8Array[]; keyType: KeyType; signatureAlgorithm: SignatureAlgorithm };
 export type SealJobInput = Omit<SealInput, 'signer'> & { signer: SignerInfo };
@@ -53,8 +53,8 @@ port.on('message', async (m: SandboxJob | SandboxAnswer) => {
   let reply: SandboxReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    const job = input as SealJobInput;
-    const bytes = await sealDocument({ ...job, signer: remoteSigner(id, job.signer) });
+    const job = input as SealJobInput | { retimestamp: RetimestampInput };
+    const bytes = 'retimestamp' in job ? await retimestampDocument(job.retimestamp) : await sealDocument({ ...job, signer: remoteSigner(id, job.signer) });
     if (guard?.tripped()) throw new AppError('INVALID_PDF', bombMessage);
     reply = { id, ok: true, result: bytes };
     if (bytes.buffer instanceof ArrayBuffer) transfer.push(bytes.buffer);

@@ -75,6 +75,21 @@ export async function sealDocument(input: SealInput): Promise<Uint8Array> {
   return archived.bytes;
 }
 
+export type RetimestampInput = { sealed: Uint8Array; tsa: NonNullable<SealPades['tsa']>; revocationTimeoutMs?: number };
+
+/**
+ * Archival: a new document timestamp over a sealed file, with fresh validation data for every
+ * signature and timestamp already in it (PAdES B-LTA's renewal), appended as an incremental update:
+ * the seal and the earlier timestamps stay byte for byte as they were.
+ */
+export async function retimestampDocument(input: RetimestampInput): Promise<Uint8Array> {
+  const pdf = await PDF.load(input.sealed);
+  const revocation = createSealRevocation({ timeoutMs: input.revocationTimeoutMs ?? 10_000 });
+  const { bytes, warnings } = await pdf.addArchivalData({ timestampAuthority: createTimestampAuthority(input.tsa), revocationProvider: revocation, estimatedSize: TIMESTAMP_ROOM });
+  checkLongTerm(revocation, warnings);
+  return bytes;
+}
+
 /** The sealing certificate's issuer among the chain the P12 carries. */
 function issuerOf(cert: Uint8Array, chain: Uint8Array[]): Uint8Array | undefined {
   const subject = new X509Certificate(cert);
