@@ -8,6 +8,7 @@
  * earlier and the new file verify.
  */
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
@@ -129,6 +130,21 @@ describe('sealing with a TSA through the app', () => {
     assert.equal(tv.evidence.timeSource, 'SIGNER_CLOCK');
     assert.equal(tv.evidence.level, 'B-B');
     assert.equal(tv.evidence.timestamp.verified, false);
+  });
+
+  test('validation data appended by someone else after the seal raises nothing; a hostile tail costs little', async () => {
+    assert.ok(sealed, 'sealed by the first test');
+    // A B-LTA file with a forged DSS and a junk "document timestamp" appended: changed, and the evidence stops at the seal.
+    const fakeDss = `\n99 0 obj\n<<\n/Type /DSS\n/OCSPs [${'1 0 R '.repeat(5000)}]\n/CRLs [2 0 R]\n>>\nendobj\n`;
+    const junkSig = `\n98 0 obj\n<< /Type /DocTimeStamp /ByteRange [0 10 20 30] /Contents <3083${'ff'.repeat(3)}${'00'.repeat(200_000)}> >>\nendobj\n`;
+    const forged = Buffer.concat([sealed, Buffer.from(fakeDss + junkSig)]);
+    const started = performance.now();
+    const v = await verify(forged);
+    assert.ok(performance.now() - started < 2_000);
+    assert.equal(v.status, 'MODIFIED');
+    assert.equal(v.evidence.level, 'B-T', 'only the timestamp inside the signature counts');
+    assert.equal(v.evidence.dss, null);
+    assert.deepEqual(v.evidence.documentTimestamps, []);
   });
 
   test("a file sealed with another installation's key is NOT_SEALED, with no evidence", async () => {

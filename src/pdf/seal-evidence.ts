@@ -25,22 +25,23 @@ const MAX_DOCUMENT_TIMESTAMPS = 4;
 const DSS_WINDOW = 64 * 1024;
 
 /**
- * The evidence around our signature, read from the bytes: its timestamp token (readTimestampToken:
+ * The evidence around our signature, read from the bytes up to `knownEnd` (the part of the file the
+ * caller recognises as one this server wrote; what was appended after it is anyone's): its timestamp token (readTimestampToken:
  * whole, signed by the certificate it carries, stamping SHA-x of our signature value), the DSS
  * (found by text: the dictionary @libpdf/core writes; one inside a compressed object stream is not
  * read and counts as absent) and the document timestamps signed after ours. Every read is bounded:
  * the tokens by MAX_TOKEN_BYTES, the DSS by a window, the document timestamps by count.
  */
-export function sealEvidence(bytes: Uint8Array, ours: { range: SignedRange; check: SealSignatureCheck }, ranges: SignedRange[]): SealEvidence {
+export function sealEvidence(bytes: Uint8Array, ours: { range: SignedRange; check: SealSignatureCheck }, ranges: SignedRange[], knownEnd = bytes.length): SealEvidence {
   const token = ours.check.timestampToken && readTimestampToken(ours.check.timestampToken);
   const matchesSignature = !!token?.imprintAlgorithm && Buffer.from(token.imprint).equals(createHash(token.imprintAlgorithm).update(ours.check.signatureValue).digest());
   const trustedTime = token?.verified && matchesSignature;
   const documentTimestamps = ranges
-    .filter((r) => r.end > ours.range.end)
+    .filter((r) => r.end > ours.range.end && r.end <= knownEnd)
     .slice(0, MAX_DOCUMENT_TIMESTAMPS)
     .map((r) => documentTimestamp(bytes, r))
     .filter((t) => t !== undefined);
-  const dss = readDss(bytes, ours.range.end);
+  const dss = readDss(bytes, ours.range.end, knownEnd);
   let level: PadesLevel = 'B-B';
   if (trustedTime) level = 'B-T';
   if (level === 'B-T' && dss && dss.ocspResponses + dss.crls > 0) level = 'B-LT';
@@ -67,9 +68,9 @@ function documentTimestamp(bytes: Uint8Array, range: SignedRange): SealEvidence[
   return { time: token.genTime, tsa: token.tsaName, verified: token.verified && stamps, tsaCertificateExpires: token.tsaCertificateExpires };
 }
 
-/** The latest DSS written after `from` (the seal's revision): how many certificates, OCSP responses and CRLs it lists. */
-export function readDss(bytes: Uint8Array, from: number): SealEvidence['dss'] {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The latest DSS written after `from` (the seal's revision) and before `to`: how many certificates, OCSP responses and CRLs it lists. */
+export function readDss(bytes: Uint8Array, from: number, to = bytes.length): SealEvidence['dss'] {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).subarray(0, to);
   const at = buf.lastIndexOf('/Type /DSS');
   if (at < from) return null;
   const dict = buf.toString('latin1', at, Math.min(buf.length, at + DSS_WINDOW));

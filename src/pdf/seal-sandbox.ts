@@ -1,6 +1,6 @@
 import type { Signer } from '@libpdf/core';
 import { SandboxPool, siblingModule, type SandboxLimits } from './sandbox.js';
-import type { SigningConfig } from '../config-signing.js';
+import type { PadesLevel, SigningConfig } from '../config-signing.js';
 import { chainHasRevocationInfo } from '../providers/certs/revocation.js';
 import type { RetimestampInput, SealInput, SealPades } from './seal.js';
 import type { SealJobInput, SignRequest } from './seal-worker.js';
@@ -53,6 +53,12 @@ export async function closeSealWorkers(): Promise<void> {
   await Promise.all(all.map((p) => p.close()));
 }
 
+/** The level a seal is actually made at (what the certificate page may print): B-LT and B-LTA need a chain that publishes revocation information. */
+export function sealLevelFor(configured: PadesLevel, signer: Pick<Signer, 'certificate' | 'certificateChain'>): PadesLevel {
+  if ((configured === 'B-LT' || configured === 'B-LTA') && !chainHasRevocationInfo([signer.certificate, ...(signer.certificateChain ?? [])])) return 'B-T';
+  return configured;
+}
+
 export type SealerDeps = {
   getSigner: () => Promise<{ signer: Signer }>;
   signing: SigningConfig;
@@ -69,11 +75,10 @@ export function createSealer(deps: SealerDeps): (input: Omit<SealInput, 'signer'
   let warned = false;
   return async (input) => {
     const { signer } = await deps.getSigner();
-    let level = deps.signing.level;
-    if ((level === 'B-LT' || level === 'B-LTA') && !chainHasRevocationInfo([signer.certificate, ...(signer.certificateChain ?? [])])) {
-      if (!warned) deps.logger.warn({ configured: level, sealedAt: 'B-T' }, `SIGNING_PADES_LEVEL=${level}, but the sealing certificate's chain publishes no revocation information (no OCSP or CRL address): documents are sealed PAdES B-T`);
+    const level = sealLevelFor(deps.signing.level, signer);
+    if (level !== deps.signing.level && !warned) {
       warned = true;
-      level = 'B-T';
+      deps.logger.warn({ configured: deps.signing.level, sealedAt: level }, `SIGNING_PADES_LEVEL=${deps.signing.level}, but the sealing certificate's chain publishes no revocation information (no OCSP or CRL address): documents are sealed PAdES ${level}`);
     }
     const { tsa } = deps.signing;
     const pades: SealPades = { level, tsa: tsa && { urls: tsa.urls, headers: tsa.headers, timeoutMs: tsa.timeoutMs }, revocationTimeoutMs: deps.signing.revocationTimeoutMs };
