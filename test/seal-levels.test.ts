@@ -28,12 +28,14 @@ const LIMITS = { timeoutMs: 60_000, maxMemoryMb: 256 };
 const tmp = mkdtempSync(path.join(tmpdir(), 'signet-levels-'));
 let pki: TestPki;
 let signer: P12Signer;
-let doc: PreparedDocument;
+let doc: PreparedDocument & { bytes: Uint8Array };
 
 before(async () => {
   pki = await startTestPki();
   signer = await P12Signer.create(readFileSync(pki.signerP12), PKI_PASS);
-  doc = await prepareDocument([await fx.plainPdf(1)], LIMITS);
+  const prepared = await prepareDocument([await fx.plainPdf(1)], LIMITS);
+  assert.ok('bytes' in prepared, 'a small document comes back in memory');
+  doc = prepared;
 });
 after(async () => {
   await closeSealWorkers();
@@ -188,7 +190,6 @@ describe('PAdES levels', () => {
     pki.tsa.down = true;
     try {
       await assert.rejects(seal(pades('B-T')), /No timestamp authority answered.*HTTP 503/);
-      // The second URL: the same peer under another path would also be down, so a live one: a fresh fixture path is not needed, only the order.
     } finally {
       pki.tsa.down = false;
     }
