@@ -32,7 +32,15 @@ export function archivePeriodicTask(deps: { days: number }): PeriodicTask {
       const due = await tx
         .select({ id: engineDocuments.id, sealedSha256: engineDocuments.sealedSha256 })
         .from(engineDocuments)
-        .where(and(eq(engineDocuments.status, 'COMPLETED'), isNotNull(engineDocuments.signedKey), lt(engineDocuments.archiveExpiresAt, sql`now() + (${deps.days}::int * interval '1 day')`)))
+        .where(
+          and(
+            eq(engineDocuments.status, 'COMPLETED'),
+            isNotNull(engineDocuments.signedKey),
+            lt(engineDocuments.archiveExpiresAt, sql`now() + (${deps.days}::int * interval '1 day')`),
+            // Queued already (or dead, awaiting an operator): skipped, so they never crowd out the rest of the batch.
+            sql`NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.dedupe_key = 'archive:' || ${engineDocuments.id} || ':' || ${engineDocuments.sealedSha256})`,
+          ),
+        )
         .orderBy(asc(engineDocuments.archiveExpiresAt))
         .limit(BATCH);
       await enqueue(tx, due.map((d) => ({ type: ARCHIVE_JOB, payload: { documentId: d.id }, dedupeKey: `archive:${d.id}:${d.sealedSha256}`, maxAttempts: 10 })));
