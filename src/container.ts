@@ -65,7 +65,8 @@ import { createTemplatesRepo } from './modules/templates/templates.repo.js';
 import { createTemplatesService } from './modules/templates/templates.service.js';
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
 import { closeRenderWorkers, renderInSandbox } from './pdf/render-sandbox.js';
-import { closeSealWorkers, sealInSandbox } from './pdf/seal-sandbox.js';
+import { closeSealWorkers, createSealer } from './pdf/seal-sandbox.js';
+import { archival } from './engine/local/archive-job.js';
 import type { PreparedDocument, UploadPart } from './pdf/types.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { sealingKeyOf } from './pdf/seal-signature.js';
@@ -294,6 +295,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const stopKeyEvictions = await database.listen(API_KEYS_CHANNEL, (keyHash) => apiKeyCache.evict(keyHash), () => apiKeyCache.clear());
 
   const sealTimeoutMs = Math.max(120_000, config.pdfParseTimeoutMs * 6);
+  const archive = archival({ db, storage, signing: config.signing, limits: { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: sealTimeoutMs } });
   const worker = createWorker({
     database,
     jobs: [
@@ -311,19 +313,13 @@ export async function createContainer(config: Config, overrides: ContainerOverri
         storage,
         notifier,
         // In a worker thread, off the event loop (the lease heartbeat keeps beating); the key stays here.
-        seal: async (input) =>
-          sealInSandbox(
-            { ...input, signer: (await getSigner()).signer, tsaUrl: config.signingTsaUrl },
-            { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: sealTimeoutMs },
-          ),
+        seal: createSealer({ getSigner, signing: config.signing, limits: { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: sealTimeoutMs }, logger }),
         envelopeIdOf: async (engineEnvelopeId) => (await envelopesRepo.findByEngineId(db, engineEnvelopeId))?.id,
         lockAndSync: sync.lockAndSync,
         verificationUrl: `${config.publicUrl}/verify-document`,
-        // As sealDocument decides today: B-T with a TSA, else B-B (SIGNING_PADES_LEVEL will choose, issue 34.2).
-        sealLevel: config.signingTsaUrl ? 'B-T' : 'B-B',
-        tsaName: config.signingTsaUrl ? new URL(config.signingTsaUrl).host : null,
         timeoutMs: sealTimeoutMs + 5 * 60_000,
       }),
+      ...archive.jobs,
       deliverJob({
         db,
         repo: webhooksRepo,
@@ -339,7 +335,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       ...(remote?.jobs ?? []), ...storeMaintenance(database).jobs,
       ...(overrides.jobs ?? []),
     ],
-    periodic: [idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...storeMaintenance(database).periodic, ...(overrides.periodic ?? [])],
+    periodic: [...archive.periodic, idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...storeMaintenance(database).periodic, ...(overrides.periodic ?? [])],
     // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
     onDeadJob: (tx, job, reason, cause) =>
       audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),

@@ -291,3 +291,37 @@ describe('Stripe', () => {
     assert.deepEqual(loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, STRIPE_SECRET_KEY: 'rk_live_abc' }).stripe, { secretKey: 'rk_live_abc', webhookSecret: undefined, apiUrl: undefined });
   });
 });
+
+describe('sealing settings (config-signing.ts)', () => {
+  const load = (env: Record<string, string>) => loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, SIGNING_LINK_SECRET: JWT, ...env }).signing;
+  const refused = (env: Record<string, string>, pattern: RegExp) => assert.throws(() => load(env), (err: unknown) => err instanceof ConfigError && pattern.test(err.message) && !err.message.includes('\n'));
+
+  test('B-B without a TSA, B-T with one; the level as given otherwise', () => {
+    assert.equal(load({}).level, 'B-B');
+    assert.equal(load({}).tsa, undefined);
+    const t = load({ SIGNING_TSA_URL: 'https://tsa.example.com/tsr', SIGNING_TSA_URL_2: 'http://tsa2.example.com' });
+    assert.equal(t.level, 'B-T');
+    assert.deepEqual(t.tsa?.urls, ['https://tsa.example.com/tsr', 'http://tsa2.example.com']);
+    assert.equal(t.tsa?.timeoutMs, 10_000);
+    assert.equal(t.tsa?.name, 'tsa.example.com');
+    assert.equal(load({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_PADES_LEVEL: 'B-LTA', SIGNING_TSA_TIMEOUT_MS: '2500' }).level, 'B-LTA');
+    assert.equal(load({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_PADES_LEVEL: 'B-B' }).level, 'B-B');
+  });
+
+  test('credentials become the request headers: basic auth, or one header as given', () => {
+    assert.deepEqual(load({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_TSA_USERNAME: 'u', SIGNING_TSA_PASSWORD: 'p:w' }).tsa?.headers, { authorization: `Basic ${Buffer.from('u:p:w').toString('base64')}` });
+    assert.deepEqual(load({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_TSA_HEADER: 'X-Api-Key: k: 1' }).tsa?.headers, { 'x-api-key': 'k: 1' });
+  });
+
+  test('a level that needs a TSA, half a credential, or settings with no TSA are refused at start, without echoing secrets', () => {
+    for (const level of ['B-T', 'B-LT', 'B-LTA']) refused({ SIGNING_PADES_LEVEL: level }, new RegExp(`SIGNING_PADES_LEVEL: ${level} needs a timestamp authority: set SIGNING_TSA_URL`));
+    refused({ SIGNING_PADES_LEVEL: 'B-X' }, /SIGNING_PADES_LEVEL/);
+    refused({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_TSA_USERNAME: 'u' }, /SIGNING_TSA_PASSWORD: set both/);
+    refused({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_TSA_PASSWORD: 'secret-pw' }, /SIGNING_TSA_USERNAME: set both/);
+    refused({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_TSA_HEADER: 'no colon here' }, /SIGNING_TSA_HEADER: must be "Name: value"/);
+    refused({ SIGNING_TSA_URL_2: 'https://tsa.example.com' }, /SIGNING_TSA_URL_2: requires SIGNING_TSA_URL/);
+    refused({ SIGNING_TSA_HEADER: 'X-Key: v' }, /SIGNING_TSA_HEADER: requires SIGNING_TSA_URL/);
+    refused({ SIGNING_ARCHIVE_RETIMESTAMP_DAYS: '30' }, /SIGNING_ARCHIVE_RETIMESTAMP_DAYS: requires SIGNING_TSA_URL/);
+    assert.throws(() => load({ SIGNING_TSA_URL: 'https://tsa.example.com', SIGNING_TSA_PASSWORD: 'secret-pw' }), (err: Error) => !err.message.includes('secret-pw'));
+  });
+});

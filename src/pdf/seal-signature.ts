@@ -8,7 +8,15 @@ export type SealSignatureCheck = {
   intact: boolean;
   /** Its signingTime attribute, when it has one. */
   signedAt: string | null;
+  /** The SignerInfo's signature value: what an RFC 3161 signature timestamp stamps the digest of. */
+  signatureValue: Uint8Array;
+  /** Its signature-time-stamp token (unsigned attribute), when it has one. */
+  timestampToken: Uint8Array | undefined;
 };
+
+const OID_SIGNATURE_TIMESTAMP = oid('1.2.840.113549.1.9.16.2.14');
+/** Ours carry one (the signature timestamp). */
+const MAX_UNSIGNED_ATTRIBUTES = 4;
 
 const OID_SIGNED_DATA = oid('1.2.840.113549.1.7.2');
 const OID_MESSAGE_DIGEST = oid('1.2.840.113549.1.9.4');
@@ -84,7 +92,15 @@ export function checkSealSignature(bytes: Uint8Array, range: SignedRange, sealin
     const messageDigest = attr(OID_MESSAGE_DIGEST);
     const expected = messageDigest?.tag === TAG.OCTET_STRING ? Buffer.from(contentOf(der, messageDigest)) : Buffer.alloc(0);
     // Only now is the (large) signed range hashed: a forged signature never costs us that pass.
-    return { intact: padded && expected.length > 0 && expected.equals(signedDigest(bytes, range, digest)), signedAt: timeOf(der, attr(OID_SIGNING_TIME)) };
+    const unsigned = parts[at + 3]?.tag === TAG.CONTEXT_1 ? childrenOf(der, parts[at + 3], MAX_UNSIGNED_ATTRIBUTES) : undefined;
+    const stamp = unsigned?.map((a) => childrenOf(der, a, 2)).find((a) => isOid(der, a?.[0], OID_SIGNATURE_TIMESTAMP));
+    const token = childrenOf(der, stamp?.[1], 1)?.[0];
+    return {
+      intact: padded && expected.length > 0 && expected.equals(signedDigest(bytes, range, digest)),
+      signedAt: timeOf(der, attr(OID_SIGNING_TIME)),
+      signatureValue: signature,
+      timestampToken: token ? der.subarray(token.at, token.end) : undefined,
+    };
   }
   return undefined;
 }

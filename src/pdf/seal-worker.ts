@@ -7,9 +7,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { DigestAlgorithm, KeyType, SignatureAlgorithm, Signer } from '@libpdf/core';
 import { AppError } from '../errors.js';
+import { boundedFetchFn } from '../providers/certs/fetch-bounded.js';
 import { installDecodeGuard } from './decode-guard.js';
 import type { SandboxAnswer, SandboxJob, SandboxReply } from './sandbox.js';
-import { sealDocument, type SealInput } from './seal.js';
+import { retimestampDocument, sealDocument, type RetimestampInput, type SealInput } from './seal.js';
 
 export type SignerInfo = { certificate: Uint8Array; certificateChain?: Uint8Array[]; keyType: KeyType; signatureAlgorithm: SignatureAlgorithm };
 export type SealJobInput = Omit<SealInput, 'signer'> & { signer: SignerInfo };
@@ -19,6 +20,10 @@ const { maxMemoryMb } = workerData as { maxMemoryMb: number };
 const MB = 1024 * 1024;
 const guard = await installDecodeGuard({ perStreamBytes: Math.max(16, maxMemoryMb / 2) * MB, totalBytes: Math.max(64, maxMemoryMb * 4) * MB, limitMb: maxMemoryMb });
 const bombMessage = `The document contains a compressed stream that expands beyond the ${maxMemoryMb} MB limit`;
+
+// @libpdf/core fetches a chain's missing certificates (AIA) with globalThis.fetch and times only the
+// headers: in this thread, which only seals, every such fetch is bounded in time and size.
+globalThis.fetch = boundedFetchFn({ timeoutMs: 15_000, maxBytes: 1024 * 1024 });
 
 const port = parentPort!;
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -48,8 +53,8 @@ port.on('message', async (m: SandboxJob | SandboxAnswer) => {
   let reply: SandboxReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    const job = input as SealJobInput;
-    const bytes = await sealDocument({ ...job, signer: remoteSigner(id, job.signer) });
+    const job = input as SealJobInput | { retimestamp: RetimestampInput };
+    const bytes = 'retimestamp' in job ? await retimestampDocument(job.retimestamp) : await sealDocument({ ...job, signer: remoteSigner(id, job.signer) });
     if (guard?.tripped()) throw new AppError('INVALID_PDF', bombMessage);
     reply = { id, ok: true, result: bytes };
     if (bytes.buffer instanceof ArrayBuffer) transfer.push(bytes.buffer);

@@ -37,8 +37,35 @@ export const engineDocuments = pgTable(
   completedAt: timestamp('completed_at', { withTimezone: true }),
   /** Retention deleted (or is deleting, in a job after the commit) its files: the recipient's link serves nothing from then on. */
   purgedAt: timestamp('purged_at', { withTimezone: true }),
+  /**
+   * When the certificate of the TSA behind the sealed file's latest timestamp expires: past it, that
+   * timestamp can no longer be checked, so archival re-timestamping (SIGNING_ARCHIVE_RETIMESTAMP_DAYS)
+   * adds a new one before. Null: no timestamp (B-B), or sealed before this was recorded.
+   */
+  archiveExpiresAt: timestamp('archive_expires_at', { withTimezone: true }),
   },
-  (t) => [index('engine_documents_sealed_sha256_idx').on(t.sealedSha256), index('engine_documents_signed_content_sha256_idx').on(t.signedContentSha256)],
+  (t) => [
+    index('engine_documents_sealed_sha256_idx').on(t.sealedSha256),
+    index('engine_documents_signed_content_sha256_idx').on(t.signedContentSha256),
+    index('engine_documents_archive_expires_at_idx').on(t.archiveExpiresAt),
+  ],
+);
+
+/**
+ * Earlier versions of a sealed file, replaced by an archival re-timestamp: each is still a file this
+ * server sealed and served, so /verify-document recognises it by its hash as it does the current one.
+ */
+export const sealedDocumentVersions = pgTable(
+  'sealed_document_versions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    documentId: uuid('document_id')
+      .notNull()
+      .references(() => engineDocuments.id, { onDelete: 'cascade' }),
+    sealedSha256: text('sealed_sha256').notNull(),
+    replacedAt: timestamp('replaced_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('sealed_document_versions_sealed_sha256_idx').on(t.sealedSha256), index('sealed_document_versions_document_id_idx').on(t.documentId)],
 );
 
 export const engineRecipients = pgTable(

@@ -3,6 +3,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { z } from 'zod';
 import { defineJob } from '../../jobs/worker.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import { timestampHorizon } from '../../pdf/seal-evidence.js';
 import { findSignedRanges, signedContentSha256 } from '../../pdf/signed-revisions.js';
 import type { CertificateData, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
@@ -37,9 +38,6 @@ export function sealJob(deps: {
   lockAndSync: <T>(tx: Tx, engineEnvelopeId: string, work: () => Promise<T>) => Promise<{ value: T } | undefined>;
   /** `$PUBLIC_URL/verify-document`, printed on the certificate. */
   verificationUrl?: string;
-  /** The seal's PAdES level and the timestamp authority's name (null without one), printed on the certificate. */
-  sealLevel?: string;
-  tsaName?: string | null;
   /** The job's deadline (the worker's default when unset): the sealing sandbox's own, plus the reads, the timestamp and the writes around it. */
   timeoutMs?: number;
 }) {
@@ -91,8 +89,6 @@ export function sealJob(deps: {
         test: doc.testSend,
         verificationUrl: deps.verificationUrl,
         senderName: doc.meta.senderName ?? null,
-        sealLevel: deps.sealLevel,
-        tsaName: deps.tsaName ?? null,
         // The text as copied onto the document at create; a document made before that has none to print.
         ...(doc.meta.consentText ? { consent: { text: doc.meta.consentText, sha256: sha256Hex(doc.meta.consentText) } } : {}),
       };
@@ -102,6 +98,8 @@ export function sealJob(deps: {
       const sealedSha256 = sha256Hex(Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength));
       const [seal] = findSignedRanges(sealed);
       const signedContent = seal ? signedContentSha256(sealed, seal) : null;
+      // When archival re-timestamping must act by (SIGNING_ARCHIVE_RETIMESTAMP_DAYS).
+      const archiveExpiresAt = timestampHorizon(sealed);
       // A key of this attempt's own: a run that overran its lease while another completed the
       // document must not replace the committed file (nor the attachments already queued with it).
       const signedKey = documentKey(doc.id, `signed-${randomUUID()}.pdf`);
@@ -111,7 +109,7 @@ export function sealJob(deps: {
         const done = await deps.lockAndSync(tx, doc.id, async () => {
           const current = await repo.document(tx, doc.id, true);
           if (!current || current.status !== 'SEALING') return false;
-          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, sealedSha256, signedContentSha256: signedContent, completedAt });
+          await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, sealedSha256, signedContentSha256: signedContent, completedAt, archiveExpiresAt });
           await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
           for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
           return true;

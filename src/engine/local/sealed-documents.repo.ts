@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { engineDocuments, engineRecipients } from '../../db/schema/index.js';
+import { engineDocuments, engineRecipients, sealedDocumentVersions } from '../../db/schema/index.js';
 
 export type SealedDocument = {
   documentId: string;
@@ -42,9 +42,17 @@ export function createSealedDocumentsRepo() {
   }
 
   return {
-    /** The completed documents whose sealed file has one of these hashes. */
+    /**
+     * The completed documents whose sealed file has one of these hashes: the current file, or an
+     * earlier version an archival re-timestamp replaced (then `sealedSha256` is that version's hash).
+     */
     async findByHashes(tx: DbOrTx, hashes: string[]): Promise<SealedDocument[]> {
-      return hashes.length === 0 ? [] : find(tx, inArray(engineDocuments.sealedSha256, hashes));
+      if (hashes.length === 0) return [];
+      const current = await find(tx, inArray(engineDocuments.sealedSha256, hashes));
+      const earlier = await tx.select({ documentId: sealedDocumentVersions.documentId, sealedSha256: sealedDocumentVersions.sealedSha256 }).from(sealedDocumentVersions).where(inArray(sealedDocumentVersions.sealedSha256, hashes)).limit(16);
+      if (earlier.length === 0) return current;
+      const docs = await find(tx, inArray(engineDocuments.id, [...new Set(earlier.map((v) => v.documentId))]));
+      return [...current, ...earlier.flatMap((v) => docs.filter((d) => d.documentId === v.documentId).map((d) => ({ ...d, sealedSha256: v.sealedSha256 })))];
     },
 
     /** The completed document whose seal signs exactly this content (signedContentSha256 of its range). */

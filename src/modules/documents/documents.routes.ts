@@ -24,7 +24,10 @@ sends), or as the raw request body with \`Content-Type: application/pdf\` (\`cur
 MAX_PDF_BYTES (413 PDF_TOO_LARGE). The answer says whether this server sealed the file and whether it changed since:
 SEALED (byte for byte the sealed file), MODIFIED (sealed here, but content was added or altered after sealing) or
 NOT_SEALED. The envelope (title, completion time, signers and when they signed) is named only when the file, or the
-signed revision inside it, is exactly the sealed file. Nothing of the upload is stored.
+signed revision inside it, is exactly the sealed file. For a file carrying this server's signature, \`evidence\` reports
+the signing time and whether it comes from an RFC 3161 timestamp authority (the token verified and stamping this
+signature), the PAdES level the file shows (B-B, B-T, B-LT, B-LTA), the revocation data its DSS holds, and its document
+timestamps. Nothing of the upload is stored.
 
 Free. Authentication is optional: without credentials the call is anonymous and limited per IP
 (VERIFY_DOCUMENT_RATE_LIMIT per RATE_LIMIT_WINDOW_MS, default 30 a minute); with an API key or a wallet JWT it counts

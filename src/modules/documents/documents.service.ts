@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { DbOrTx } from '../../db/client.js';
 import type { SealedDocument, SealedDocumentsRepo } from '../../engine/local/sealed-documents.repo.js';
 import { AppError } from '../../errors.js';
+import { sealEvidence } from '../../pdf/seal-evidence.js';
 import { checkSealSignature, type SealSignatureCheck } from '../../pdf/seal-signature.js';
 import { findSignedRanges, hasPdfHeader, prefixHashes, signedContentSha256, type SignedRange } from '../../pdf/signed-revisions.js';
 import type { TDocumentVerification, TSealedEnvelope } from './documents.schemas.js';
@@ -61,10 +62,16 @@ export function createDocumentsService(deps: DocumentsServiceDeps) {
       const byHash = new Map(records.map((d) => [d.sealedSha256, d]));
       const exact = byHash.get(whole);
       // Ranges come last first: the latest signed revision we sealed.
-      const revision = exact ? undefined : ranges.map((r) => byHash.get(prefixes.get(r.end) ?? '')).find((d) => d !== undefined);
+      const revisionRange = exact ? undefined : ranges.find((r) => byHash.has(prefixes.get(r.end) ?? ''));
+      const revision = revisionRange && byHash.get(prefixes.get(revisionRange.end)!);
       const ours = await ourSignature(bytes, ranges);
       const signature = ours && { intact: ours.check.intact, coversWholeFile: ours.range.end === bytes.length, signedAt: ours.check.signedAt };
-      const base = { sha256: whole, signature: signature ?? null };
+      // Only for a signature of ours: another installation's file is NOT_SEALED and nothing of it is read further.
+      // What follows the signature (DSS, document timestamps) counts only within a file this server recorded:
+      // anything appended since is anyone's, and must not raise the level the answer reports.
+      const knownEnd = exact ? bytes.length : (revisionRange?.end ?? ours?.range.end ?? 0);
+      const evidence = ours ? sealEvidence(bytes, ours, ranges, knownEnd) : null;
+      const base = { sha256: whole, signature: signature ?? null, evidence };
 
       if (exact) {
         const envelope = await envelopeOf(tx, exact);

@@ -36,10 +36,32 @@ function row(list, term, value) {
   list.append(dt, dd);
 }
 
-function signatureLine(s) {
+function signatureLine(s, data) {
   if (!s) return 'No signature of this server';
   if (!s.intact) return "This server's signature no longer matches the content";
-  return s.coversWholeFile ? `Valid seal signature, made ${when(s.signedAt)}` : `Valid seal signature over the sealed revision (made ${when(s.signedAt)}); content was added after it`;
+  if (s.coversWholeFile) return 'Valid seal signature';
+  // Long-term validation data and document timestamps are appended after the seal by design.
+  if (data.status === 'SEALED') return 'Valid seal signature; validation data or timestamps were added after it, as sealed';
+  return 'Valid seal signature over the sealed revision; content was added after it';
+}
+
+const LEVELS = {
+  'B-B': 'PAdES B-B: a signature, with the time of the server that made it',
+  'B-T': 'PAdES B-T: a signature with a trusted timestamp',
+  'B-LT': 'PAdES B-LT: trusted timestamp, with certificates and revocation data embedded for long-term checking',
+  'B-LTA': 'PAdES B-LTA: B-LT, with a document timestamp over it all for archiving',
+};
+
+function evidenceRows(details, e) {
+  if (!e) return;
+  const source = e.timeSource === 'TSA' ? `trusted time from ${e.timestamp?.tsa ?? 'a timestamp authority'}` : "the sealing server's own clock, not a trusted timestamp";
+  row(details, 'Signed at', `${when(e.signatureTime)}: ${source}`);
+  if (e.timestamp && e.timeSource !== 'TSA') row(details, 'Timestamp', e.timestamp.verified ? 'Present, but it does not stamp this signature' : 'Present, but it does not verify');
+  row(details, 'Level', LEVELS[e.level] ?? e.level);
+  const dss = e.dss;
+  row(details, 'Revocation data', dss ? `${dss.ocspResponses} OCSP ${dss.ocspResponses === 1 ? 'response' : 'responses'}, ${dss.crls} ${dss.crls === 1 ? 'CRL' : 'CRLs'} and ${dss.certificates} ${dss.certificates === 1 ? 'certificate' : 'certificates'} embedded` : 'None embedded');
+  const [latest] = e.documentTimestamps;
+  if (latest) row(details, 'Document timestamps', `${e.documentTimestamps.length}; latest ${when(latest.time)} from ${latest.tsa ?? 'a timestamp authority'}${latest.verified ? '' : ' (does not verify)'}`);
 }
 
 function showResult(data, file) {
@@ -56,7 +78,8 @@ function showResult(data, file) {
     row(details, 'Completed', when(env.completedAt));
     if (env.testMode) row(details, 'Mode', 'Test send: not a binding signature');
   }
-  if (data.sealedByThisServer) row(details, 'Signature', signatureLine(data.signature));
+  if (data.sealedByThisServer) row(details, 'Signature', signatureLine(data.signature, data));
+  evidenceRows(details, data.evidence);
   const signers = document.getElementById('vd-signers');
   signers.replaceChildren();
   for (const s of env?.signers ?? []) {
