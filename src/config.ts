@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
+import { signingCertAllowSelfSigned } from './config-cert.js';
 import { s3Config, type S3Config } from './config-storage.js';
 import { x402Config, type X402Config } from './config-x402.js';
 import { MAX_IDEMPOTENCY_TTL_HOURS, MAX_JOB_LEASE_MS, parseDurations } from './config-durations.js';
@@ -79,6 +80,7 @@ const ZEnv = z.object({
   STORAGE_EXPIRY_DAYS: int(1, 3650).default(365),
   SIGNING_CERT_P12_PATH: optional(z.string()),
   SIGNING_CERT_PASSPHRASE: optional(z.string()),
+  SIGNING_CERT_ALLOW_SELF_SIGNED: bool.default(false),
   SIGNING_TSA_URL: optional(url),
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
@@ -169,6 +171,8 @@ export type Config = Readonly<{
   storageExpiryDays: number;
   signingCertP12Path: string | undefined;
   signingCertPassphrase: string | undefined;
+  /** An operator's self-signed P12 is refused at start unless this is set. */
+  signingCertAllowSelfSigned: boolean;
   signingTsaUrl: string | undefined;
   pdfParseTimeoutMs: number;
   pdfParseMaxMemoryMb: number;
@@ -298,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const oidc = oidcConfig(e);
   const documenso = documensoConfig(e);
   const s3 = s3Config(e);
+  const allowSelfSigned = signingCertAllowSelfSigned(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
   const kept: { name: string; file: string }[] = [];
@@ -344,6 +349,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storageExpiryDays: e.STORAGE_EXPIRY_DAYS,
     signingCertP12Path: e.SIGNING_CERT_P12_PATH,
     signingCertPassphrase: e.SIGNING_CERT_PASSPHRASE,
+    signingCertAllowSelfSigned: allowSelfSigned,
     signingTsaUrl: e.SIGNING_TSA_URL,
     pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,
