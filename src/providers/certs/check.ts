@@ -8,6 +8,8 @@ export type SealCertificate = {
   subject: string;
   issuer: string;
   notAfter: string;
+  /** PDF readers will show the seal as untrusted: the development seal, or a self-signed one the operator allowed. */
+  selfSigned: boolean;
   /** Each thing an operator should act on (untrusted, expiring soon, unusual key usage); none: empty. */
   warnings: string[];
 };
@@ -79,24 +81,27 @@ export async function checkSealingCertificate(loaded: LoadedSigner, opts: { allo
     subject: nameOf(leaf.subject),
     issuer: nameOf(leaf.issuer),
     notAfter: new Date(leaf.validTo).toISOString(),
+    selfSigned,
     warnings,
   };
 }
 
-const isSelfSigned = (cert: X509Certificate) => cert.checkIssued(cert) && cert.verify(cert.publicKey);
+// By name and signature: checkIssued would also want keyCertSign, which a self-signed seal (the development one) lacks.
+const isSelfSigned = (cert: X509Certificate) => cert.subject === cert.issuer && cert.verify(cert.publicKey);
 
 /** Leaf → issuer → … → a self-signed root, each link signed by the next, all from the P12. */
 function buildChain(leaf: X509Certificate, pool: X509Certificate[], path: string): void {
   let current = leaf;
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
     if (isSelfSigned(current)) return;
-    const issuer = pool.find((c) => c !== current && current.checkIssued(c) && current.verify(c.publicKey));
+    const issuer = pool.find((c) => c !== current && c.subject === current.issuer && current.verify(c.publicKey));
     if (!issuer) {
       throw refuse(
         `${path} does not hold the certificate of ${nameOf(current.issuer)}, which issued ${nameOf(current.subject)}: export the P12 with the whole chain up to the root (openssl pkcs12 -export … -certfile chain.pem)`,
       );
     }
-    if (!issuer.ca) throw refuse(`${nameOf(issuer.subject)} in ${path} issued ${nameOf(current.subject)} but is not a CA certificate`);
+    // checkIssued: OpenSSL's own test, which also wants the issuer's key usage to allow keyCertSign.
+    if (!issuer.ca || !current.checkIssued(issuer)) throw refuse(`${nameOf(issuer.subject)} in ${path} issued ${nameOf(current.subject)} but is not a CA certificate (basicConstraints CA:TRUE and keyCertSign)`);
     current = issuer;
   }
   throw refuse(`the chain in ${path} is longer than ${MAX_CHAIN} certificates`);
