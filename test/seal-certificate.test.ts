@@ -6,12 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { loadConfig } from '../src/config.js';
 import { ConfigError } from '../src/config-error.js';
 import { createSealCheck } from '../src/providers/certs/check.js';
 import { generateDevP12, loadSigner } from '../src/providers/certs/signer.js';
@@ -106,6 +107,19 @@ describe('the check at start', () => {
     assert.deepEqual((await check(sealP12('nr', { keyUsage: { nonRepudiation: true } }))).warnings, []);
   });
 
+  test('an extended key usage with no document-signing purpose (a TLS certificate) is accepted with a warning', async () => {
+    const seal = await check(sealP12('tls', { extKeyUsage: { serverAuth: true } }));
+    assert.deepEqual(seal.warnings, ['extended key usage (1.3.6.1.5.5.7.3.1) names no document-signing purpose: Adobe Acrobat may reject the signature']);
+    assert.deepEqual((await check(sealP12('smime', { extKeyUsage: { emailProtection: true } }))).warnings, []);
+  });
+
+  test('SIGNING_CERT_ALLOW_SELF_SIGNED without SIGNING_CERT_P12_PATH is a mistake', () => {
+    const dataDir = path.join(tmp, 'config-only');
+    assert.throws(() => loadConfig({ DATA_DIR: dataDir, SIGNING_CERT_ALLOW_SELF_SIGNED: 'true' }), refusedWith(/^Invalid configuration: SIGNING_CERT_ALLOW_SELF_SIGNED: requires SIGNING_CERT_P12_PATH$/));
+    assert.equal(existsSync(dataDir), false, 'refused before any secret is generated');
+    assert.equal(loadConfig({ DATA_DIR: dataDir, OPS_TOKEN, JWT_SECRET: 'j'.repeat(64) }).signingCertAllowSelfSigned, false);
+  });
+
   test('a self-signed operator certificate: refused, unless SIGNING_CERT_ALLOW_SELF_SIGNED', async () => {
     const own = path.join(tmp, 'own.p12');
     writeFileSync(own, generateDevP12(PASS, 'Our Own Seal'));
@@ -163,10 +177,14 @@ describe('`signet serve` and `signet worker`', () => {
     ];
     for (const [command, env, pattern] of cases) {
       const p = await start(command as 'serve' | 'worker', env);
-      assert.equal(p.port, undefined, `${command} started: ${p.stdout.join('\n')}`);
-      assert.equal(await p.exited, 1);
-      assert.equal(p.stderr.length, 1, p.stderr.join('\n'));
-      assert.match(p.stderr[0], pattern);
+      try {
+        assert.equal(p.port, undefined, `${command} started: ${p.stdout.join('\n')}`);
+        assert.equal(await p.exited, 1);
+        assert.equal(p.stderr.length, 1, p.stderr.join('\n'));
+        assert.match(p.stderr[0], pattern);
+      } finally {
+        await p.stop();
+      }
     }
   });
 
