@@ -200,7 +200,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     limits: { maxBatch: MCP_MAX_BATCH, inlineMaxBytes: config.mcpInlineMaxBytes },
   };
   const engine = () => ({ name: c.engine.name, ...(c.engine.circuit() ? { circuit: c.engine.circuit() } : {}) }) as EngineHealth;
-  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), storage: () => c.storage.check?.() ?? Promise.resolve(), ready: drain.ready, routeTable, mcp, engine }));
+  await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), storage: () => c.storage.check?.() ?? Promise.resolve(), ready: drain.ready, routeTable, mcp, engine, seal: c.sealCertificate.checked }));
   await app.register(
     mcpRoutes({
       enabled: config.mcpEnabled,
@@ -234,6 +234,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       sessions: c.dashboard.sessions,
       csrf: c.dashboard.csrf,
       dashboardUrl: config.dashboardUrl,
+      seal: c.sealCertificate.checked,
       sections: [
         signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName }),
         billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),

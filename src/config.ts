@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { SIGNING_ENV, signingConfig, type SigningConfig } from './config-signing.js';
+import { signingCertAllowSelfSigned } from './config-cert.js';
 import { s3Config, type S3Config } from './config-storage.js';
 import { x402Config, type X402Config } from './config-x402.js';
 import { MAX_IDEMPOTENCY_TTL_HOURS, MAX_JOB_LEASE_MS, parseDurations } from './config-durations.js';
@@ -81,6 +82,7 @@ const ZEnv = z.object({
   SIGNING_CERT_P12_PATH: optional(z.string()),
   SIGNING_CERT_PASSPHRASE: optional(z.string()),
   ...SIGNING_ENV,
+  SIGNING_CERT_ALLOW_SELF_SIGNED: bool.default(false),
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -172,6 +174,8 @@ export type Config = Readonly<{
   signingCertPassphrase: string | undefined;
   /** PAdES level, timestamp authorities and revocation fetching (config-signing.ts). */
   signing: SigningConfig;
+  /** An operator's self-signed P12 is refused at start unless this is set. */
+  signingCertAllowSelfSigned: boolean;
   pdfParseTimeoutMs: number;
   pdfParseMaxMemoryMb: number;
   logLevel: string;
@@ -301,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const documenso = documensoConfig(e);
   const s3 = s3Config(e);
   const signing = signingConfig(e);
+  const allowSelfSigned = signingCertAllowSelfSigned(e);
   const dataDir = path.resolve(e.DATA_DIR);
   const generated: { name: string; file: string }[] = [];
   const kept: { name: string; file: string }[] = [];
@@ -348,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingCertP12Path: e.SIGNING_CERT_P12_PATH,
     signingCertPassphrase: e.SIGNING_CERT_PASSPHRASE,
     signing,
+    signingCertAllowSelfSigned: allowSelfSigned,
     pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,
     logLevel: e.LOG_LEVEL,

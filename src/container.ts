@@ -68,6 +68,7 @@ import { closeRenderWorkers, renderInSandbox } from './pdf/render-sandbox.js';
 import { closeSealWorkers, createSealer } from './pdf/seal-sandbox.js';
 import { archival } from './engine/local/archive-job.js';
 import type { PreparedDocument, UploadPart } from './pdf/types.js';
+import { createSealCheck } from './providers/certs/check.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { sealingKeyOf } from './pdf/seal-signature.js';
 import { createDocumentsService } from './modules/documents/documents.service.js';
@@ -242,6 +243,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
+  // Checked at start (main), so a bad certificate refuses the process instead of failing every seal.
+  const sealCertificate = createSealCheck(getSigner, { allowSelfSigned: config.signingCertAllowSelfSigned });
   // /verify-document: sealed files by their hash, and the sealing certificate's key for the PAdES check.
   let sealingKey: Promise<ReturnType<typeof sealingKeyOf>> | undefined;
   const documents = createDocumentsService({
@@ -375,6 +378,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     topUps,
     signing,
     getSigner,
+    sealCertificate,
     documents,
     idempotency,
     commitMutation: createMutationRunner(idempotency),

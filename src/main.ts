@@ -60,9 +60,28 @@ async function migrateAndCheck(container: Container): Promise<void> {
   }
 }
 
+/**
+ * Refuses a process whose sealing certificate PDF readers would reject (ConfigError, one line), and
+ * says once what an operator should know about the one it keeps (the development seal, an expiry near).
+ */
+async function checkSealCertificate(container: Container): Promise<void> {
+  const { config } = container;
+  // Documenso seals with its own certificate: ours is checked only when the operator named one.
+  if (config.signingEngine === 'documenso' && !config.signingCertP12Path) return;
+  try {
+    const seal = await container.sealCertificate.check();
+    const fix = seal.certificate === 'development' ? ': set SIGNING_CERT_P12_PATH to a CA-issued certificate (README: The sealing certificate)' : '';
+    for (const warning of seal.warnings) container.logger.warn({ subject: seal.subject, notAfter: seal.notAfter }, `sealing certificate: ${warning}${fix}`);
+  } catch (err) {
+    await container.close();
+    throw err;
+  }
+}
+
 /** `signet serve`: HTTP API, plus the job worker in-process unless WORKER_ENABLED=false. */
 export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   const container = await createContainer(config);
+  await checkSealCertificate(container);
   await migrateAndCheck(container);
   const app = await buildApp(container);
   await app.listen({ port: config.port, host: config.host });
@@ -108,6 +127,7 @@ function warnAllowHosts(container: Container): void {
 /** `signet worker`: the job worker alone, for scaling workers apart from API nodes. */
 export async function work(config: Config = loadConfig()): Promise<Stoppable> {
   const container = await createContainer(config);
+  await checkSealCertificate(container);
   await migrateAndCheck(container);
   await container.worker.start();
   warnAllowHosts(container);

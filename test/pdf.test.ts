@@ -139,7 +139,7 @@ describe('signing certificate', () => {
     const loaded = await loadSigner({ p12Path: p12, passphrase: 'op-secret', dataDir: path.join(tmp, 'unused') });
     assert.equal(loaded.generated, false);
     assert.equal(loaded.path, p12);
-    await assert.rejects(loadSigner({ p12Path: p12, passphrase: 'wrong', dataDir: tmp }), /Cannot open the signing certificate .*operator\.p12/);
+    await assert.rejects(loadSigner({ p12Path: p12, passphrase: 'wrong', dataDir: tmp }), /SIGNING_CERT_PASSPHRASE: does not open .*operator\.p12 \(wrong passphrase/);
   });
 });
 

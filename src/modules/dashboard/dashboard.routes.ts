@@ -33,7 +33,16 @@ export type DashboardSection = (kit: DashboardKit) => (app: FastifyInstance) => 
  * static files, and errors rendered as a page rather than JSON. Sections (sign-in, keys, billing, …)
  * register inside it.
  */
-export function dashboardRoutes(deps: { db: Db; accounts: Pick<AccountRepo, 'findCustomer'>; sessions: SessionsService; csrf: Csrf; dashboardUrl: string; sections: DashboardSection[] }) {
+export function dashboardRoutes(deps: {
+  db: Db;
+  accounts: Pick<AccountRepo, 'findCustomer'>;
+  sessions: SessionsService;
+  csrf: Csrf;
+  dashboardUrl: string;
+  sections: DashboardSection[];
+  /** The sealing certificate as checked at start: an untrusted one is noted on every page. */
+  seal?: () => { certificate: 'development' | 'configured'; selfSigned: boolean } | undefined;
+}) {
   return async function (app: FastifyInstance): Promise<void> {
     const assets = loadDashboardAssets();
     await app.register(fastifyCookie);
@@ -72,6 +81,7 @@ export function dashboardRoutes(deps: { db: Db; accounts: Pick<AccountRepo, 'fin
           assets: assets.prefix,
           csrf: deps.csrf.tokenFor(request, reply),
           account: customer ? { email: customer.email, active: page.active ?? 'overview' } : undefined,
+          notice: sealNotice(deps.seal?.()),
           flash: page.flash,
           body: page.body,
         });
@@ -99,6 +109,13 @@ export function dashboardRoutes(deps: { db: Db; accounts: Pick<AccountRepo, 'fin
       throw new AppError('NOT_FOUND', 'There is no such page in the dashboard');
     });
   };
+}
+
+/** What a customer should know before sending documents: readers will not trust the seal. */
+function sealNotice(seal: { certificate: 'development' | 'configured'; selfSigned: boolean } | undefined): string | undefined {
+  if (seal?.certificate === 'development') return 'development seal: not trusted by PDF readers. Completed documents are sealed with a self-signed certificate this server made for itself; its operator should configure a certificate from a certification authority (SIGNING_CERT_P12_PATH).';
+  if (seal?.selfSigned) return 'self-signed seal: not trusted by PDF readers unless they were told to trust this server\'s certificate.';
+  return undefined;
 }
 
 function titleOf(status: number): string {

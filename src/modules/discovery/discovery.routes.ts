@@ -14,6 +14,19 @@ const ZEngineHealth = z.object({
   circuit: z.enum(['closed', 'open', 'half-open']).optional().describe('documenso only: open while Documenso is failing (calls answer 503 DOCUMENSO_UNAVAILABLE at once)'),
 });
 
+/** The sealing certificate as checked at start; absent until the process has checked it (main does before it listens). */
+export type SealHealth = { certificate: 'development' | 'configured'; subject: string; notAfter: string; warnings: string[] };
+const ZSealHealth = z
+  .object({
+    certificate: z.enum(['development', 'configured']).describe('development: the self-signed seal Signet made for itself (SIGNING_CERT_P12_PATH unset)'),
+    subject: z.string(),
+    notAfter: z.string().describe('when the certificate expires (ISO 8601)'),
+    warning: z.string().optional().describe('what an operator should act on, e.g. "development seal: not trusted by PDF readers", or an expiry within 30 days'),
+  })
+  .describe('the certificate that seals completed PDFs, checked once at start');
+const sealOf = (seal: SealHealth | undefined) =>
+  seal && { certificate: seal.certificate, subject: seal.subject, notAfter: seal.notAfter, ...(seal.warnings.length ? { warning: seal.warnings.join('; ') } : {}) };
+
 /** A dependency check that does not answer within this long has failed: /health must answer promptly. */
 const HEALTH_CHECK_TIMEOUT_MS = 2_000;
 const checked = (check: () => Promise<void>) => within(check(), HEALTH_CHECK_TIMEOUT_MS, () => new Error(`no answer within ${HEALTH_CHECK_TIMEOUT_MS} ms`));
@@ -51,6 +64,7 @@ export function discoveryRoutes(deps: {
   routeTable: RouteEntry[];
   mcp: McpDiscovery;
   engine: () => EngineHealth;
+  seal: () => SealHealth | undefined;
 }) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
@@ -62,17 +76,18 @@ export function discoveryRoutes(deps: {
       schema: {
         operationId: 'health',
         tags: ['Discovery'],
-        summary: 'Liveness: the database and the document storage answer; which signing engine serves',
+        summary: 'Liveness: the database and the document storage answer; which signing engine serves, and the sealing certificate',
         response: {
-          200: z.object({ status: z.literal('ok'), version: z.string(), engine: ZEngineHealth, checks: ZChecks }),
-          503: z.object({ status: z.literal('unavailable'), version: z.string(), engine: ZEngineHealth, checks: ZChecks, code: z.literal('SERVICE_UNAVAILABLE'), error: z.string() }),
+          200: z.object({ status: z.literal('ok'), version: z.string(), engine: ZEngineHealth, seal: ZSealHealth.optional(), checks: ZChecks }),
+          503: z.object({ status: z.literal('unavailable'), version: z.string(), engine: ZEngineHealth, seal: ZSealHealth.optional(), checks: ZChecks, code: z.literal('SERVICE_UNAVAILABLE'), error: z.string() }),
         },
       },
       handler: async (request, reply) => {
         const [database, storage] = await Promise.allSettled([checked(deps.ping), storageCheck()]);
         const state = (res: PromiseSettledResult<void>) => (res.status === 'fulfilled' ? ('ok' as const) : ('failed' as const));
         const checks = { database: state(database), storage: state(storage) };
-        const base = { version: deps.version, engine: deps.engine(), checks };
+        const seal = sealOf(deps.seal());
+        const base = { version: deps.version, engine: deps.engine(), ...(seal ? { seal } : {}), checks };
         if (checks.database === 'ok' && checks.storage === 'ok') return { status: 'ok' as const, ...base };
         const reason = (res: PromiseSettledResult<void>) => (res.status === 'rejected' ? String((res.reason as Error)?.message ?? res.reason) : undefined);
         request.log.warn({ database: reason(database), storage: reason(storage) }, 'health check failed');

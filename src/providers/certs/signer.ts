@@ -3,6 +3,7 @@ import { chmod, mkdir, open as openFile, readFile, rename, rm, stat, writeFile }
 import { join } from 'node:path';
 import { P12Signer } from '@libpdf/core';
 import forge from 'node-forge';
+import { ConfigError } from '../../config-error.js';
 
 export type LoadedSigner = {
   signer: P12Signer;
@@ -10,6 +11,8 @@ export type LoadedSigner = {
   generated: boolean;
   /** The P12 file in use. */
   path: string;
+  /** The self-signed certificate Signet made for itself (no SIGNING_CERT_P12_PATH). */
+  development: boolean;
 };
 
 export const DEV_P12_FILE = 'signing-cert.p12';
@@ -23,13 +26,15 @@ const DEV_COMMON_NAME = 'Signet development seal';
  */
 export async function loadSigner(opts: { p12Path?: string; passphrase?: string; dataDir: string }): Promise<LoadedSigner> {
   if (opts.p12Path) {
-    const bytes = await readFile(opts.p12Path);
-    return { signer: await open(bytes, opts.passphrase ?? '', opts.p12Path), generated: false, path: opts.p12Path };
+    const bytes = await readFile(opts.p12Path).catch((err: NodeJS.ErrnoException) => {
+      throw new ConfigError(`Invalid configuration: SIGNING_CERT_P12_PATH: cannot read ${opts.p12Path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+    });
+    return { signer: await openOperators(bytes, opts.passphrase ?? '', opts.p12Path), generated: false, path: opts.p12Path, development: false };
   }
   const path = join(opts.dataDir, DEV_P12_FILE);
   const passPath = join(opts.dataDir, DEV_PASS_FILE);
   const existing = await readExisting(path, passPath);
-  if (existing) return { signer: await open(existing.p12, existing.passphrase, path), generated: false, path };
+  if (existing) return { signer: await open(existing.p12, existing.passphrase, path), generated: false, path, development: true };
 
   await mkdir(opts.dataDir, { recursive: true });
   // Two processes starting together on a fresh DATA_DIR: one generates, the other waits for it.
@@ -38,19 +43,19 @@ export async function loadSigner(opts: { p12Path?: string; passphrase?: string; 
   if (!lock) {
     const made = await readExisting(path, passPath);
     if (!made) throw new Error(`The development certificate in ${opts.dataDir} disappeared while it was being created`);
-    return { signer: await open(made.p12, made.passphrase, path), generated: false, path };
+    return { signer: await open(made.p12, made.passphrase, path), generated: false, path, development: true };
   }
   try {
     // Whoever held the lock before us may have just finished.
     const made = await readExisting(path, passPath);
-    if (made) return { signer: await open(made.p12, made.passphrase, path), generated: false, path };
+    if (made) return { signer: await open(made.p12, made.passphrase, path), generated: false, path, development: true };
     const passphrase = randomBytes(24).toString('base64url');
     const p12 = generateDevP12(passphrase);
     // Passphrase first, then the P12, each written whole and renamed into place, so a crash never
     // leaves a P12 without the passphrase that opens it.
     await writePrivate(passPath, passphrase);
     await writePrivate(path, p12);
-    return { signer: await open(p12, passphrase, path), generated: true, path };
+    return { signer: await open(p12, passphrase, path), generated: true, path, development: true };
   } finally {
     await rm(lockPath, { force: true });
   }
@@ -100,6 +105,18 @@ async function writePrivate(path: string, data: string | Uint8Array): Promise<vo
   await writeFile(tmp, data, { mode: 0o600 });
   await chmod(tmp, 0o600); // umask cannot widen it, but an existing file keeps its old mode
   await rename(tmp, path);
+}
+
+/** The operator's P12: a wrong passphrase and an unreadable file are configuration errors, each named. */
+async function openOperators(bytes: Uint8Array, passphrase: string, path: string): Promise<P12Signer> {
+  try {
+    return await P12Signer.create(new Uint8Array(bytes), passphrase);
+  } catch (err) {
+    const message = (err as Error).message;
+    // The MAC over the contents is keyed by the passphrase: a failed integrity check is a wrong one (or a damaged file).
+    if (/password|integrity|\bMAC\b/i.test(message)) throw new ConfigError(`Invalid configuration: SIGNING_CERT_PASSPHRASE: does not open ${path} (wrong passphrase, or a damaged file)`);
+    throw new ConfigError(`Invalid configuration: SIGNING_CERT_P12_PATH: ${path} is not a PKCS#12 file Signet can read (${message}); export it with openssl pkcs12 -export`);
+  }
 }
 
 async function open(bytes: Uint8Array, passphrase: string, path: string): Promise<P12Signer> {

@@ -52,6 +52,8 @@ export type PageShell = {
   csrf: string;
   /** Signed-in pages: the account shown in the top bar and the highlighted nav entry. */
   account?: { email: string; active: NavId };
+  /** The operator's standing notice on every signed-in page (an untrusted sealing certificate): text only. */
+  notice?: string;
   /** A one-line notice above the page (after a redirect): text only. */
   flash?: { kind: 'ok' | 'error'; text: string };
   /** The page's HTML; every value in it was escaped by the page. */
@@ -68,6 +70,7 @@ export function renderPage(p: PageShell): string {
   const account = p.account
     ? `<ul><li class="account-email" title="${escapeHtml(p.account.email)}">${escapeHtml(p.account.email)}</li><li><form method="post" action="/dashboard/sign-out" class="inline">${csrfField(p.csrf)}<button type="submit" class="secondary outline">Sign out</button></form></li></ul>`
     : '';
+  const notice = p.account && p.notice ? `<p class="notice" role="note"><strong>Note:</strong> ${escapeHtml(p.notice)}</p>` : '';
   const flash = p.flash ? `<p class="flash ${p.flash.kind}" role="${p.flash.kind === 'error' ? 'alert' : 'status'}">${escapeHtml(p.flash.text)}</p>` : '';
   const head = pageHead({
     title: `${p.title} · Signet`,
@@ -83,7 +86,7 @@ export function renderPage(p: PageShell): string {
 ${nav}
 </header>
 <main class="container">
-${flash}
+${notice}${flash}
 ${p.body}
 </main>
 <footer class="container"><small><a href="/docs">API reference</a> · <a href="/llms.txt">llms.txt</a></small></footer>
