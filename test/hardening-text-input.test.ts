@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { bearer, createTestApp, OPS_TOKEN, type TestApp } from './harness.js';
-import { assertError, createEnvelope, envelopeBody, multipart, person, postMultipart, recipientToken, samplePdf, session, sigField, signer } from './fixtures/envelopes.js';
+import { assertError, consent, createEnvelope, envelopeBody, multipart, person, postMultipart, recipientToken, samplePdf, session, sigField, signer } from './fixtures/envelopes.js';
 
 const NUL = '\u0000';
 const json = { 'content-type': 'application/json' };
@@ -50,6 +50,7 @@ describe('signer input', () => {
     assert.equal(after.recipient.status, 'PENDING');
     assert.equal(after.canAct, true);
     // Other control characters are text PostgreSQL keeps: a tab in a value is still accepted.
+    assert.equal((await consent(t, token)).statusCode, 200);
     const ok = await post(token, 'complete', { fields: [{ fieldId: text, value: 'a\tb' }], signature: { kind: 'typed', text: 'Alice' } });
     assert.equal(ok.statusCode, 200, ok.body);
   });
