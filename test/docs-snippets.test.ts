@@ -24,6 +24,7 @@ let tmp: string;
 let dataDir: string;
 let port: number;
 let receiverPort: number;
+let testApiKey: string;
 let server: ReturnType<typeof spawn>;
 const serverLog: string[] = [];
 
@@ -59,6 +60,14 @@ before(async () => {
     });
     server.once('exit', () => (clearTimeout(timer), reject(new Error(`serve exited:\n${serverLog.join('\n')}`))));
   });
+  // The guides' examples use a test key in SIGNET_API_KEY, as README's first step makes one (README makes its own).
+  const made = await fetch(`http://127.0.0.1:${port}/ops/customers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${readFileSync(path.join(dataDir, 'ops-token'), 'utf8').trim()}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'guides@example.com', name: 'Guides', creditCents: 500 }),
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  testApiKey = ((await made.json()) as { testApiKey: string }).testApiKey;
 });
 
 after(async () => {
@@ -129,6 +138,7 @@ describe('every snippet of README.md and docs/ runs and answers as documented', 
       // As in a checkout: `data/ops-token` where `npm start` wrote it, and the project's node_modules.
       symlinkSync(dataDir, path.join(dir, 'data'));
       symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+      if (doc !== 'README.md') writeFileSync(path.join(dir, '.snippet-env'), `export SIGNET_API_KEY=${testApiKey}\n`);
       for (const [index, block] of blocks.entries()) {
         const where = `${doc}:${block.line}`;
         if (block.skip) continue;
@@ -146,7 +156,8 @@ describe('every snippet of README.md and docs/ runs and answers as documented', 
         const outputs = splitOutput(r.stdout, block.chunks.length);
         for (const [n, chunk] of block.chunks.entries()) {
           if (!chunk.answer) continue;
-          const diff = compareAnswer(chunk.answer, outputs[n] ?? '');
+          // The receiver's address is this run's; Signet's own stays PUBLIC_URL's localhost:3000.
+          const diff = compareAnswer({ ...chunk.answer, text: chunk.answer.text.replaceAll('localhost:4000', `127.0.0.1:${receiverPort}`) }, outputs[n] ?? '');
           assert.equal(diff, undefined, `${doc}:${chunk.answer.line}: the answer differs: ${diff}\n--- the code (line ${chunk.line})\n${chunk.code}\n--- its output\n${(outputs[n] ?? '').slice(0, 3000)}\n--- stderr\n${r.stderr}`);
         }
       }
