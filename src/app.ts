@@ -39,6 +39,7 @@ import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
 import { settingsSection } from './modules/dashboard/settings.routes.js';
 import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
 import { discoveryRoutes, type EngineHealth } from './modules/discovery/discovery.routes.js';
+import { samplesRoutes } from './modules/samples/samples.routes.js';
 import { MCP_MAX_BATCH, createMcpEndpoint } from './modules/mcp/mcp-server.js';
 import { mcpTools } from './modules/mcp/mcp-tools.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
@@ -201,6 +202,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   };
   const engine = () => ({ name: c.engine.name, ...(c.engine.circuit() ? { circuit: c.engine.circuit() } : {}) }) as EngineHealth;
   await app.register(discoveryRoutes({ version: c.version, publicUrl: config.publicUrl, ping: () => c.database.ping(), storage: () => c.storage.check?.() ?? Promise.resolve(), ready: drain.ready, routeTable, mcp, engine, seal: c.sealCertificate.checked }));
+  await app.register(samplesRoutes());
   await app.register(
     mcpRoutes({
       enabled: config.mcpEnabled,

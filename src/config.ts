@@ -23,7 +23,7 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess(unsetIfEmpty, 
 
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
-/** The environment as Signet reads it. Every variable is documented in README.md. */
+/** The environment as Signet reads it. Every variable is documented in docs/operating.md. */
 const ZEnv = z.object({
   NODE_ENV: optional(z.string()),
   PORT: int(0, 65535).default(3000),

@@ -70,7 +70,7 @@ async function checkSealCertificate(container: Container): Promise<void> {
   if (config.signingEngine === 'documenso' && !config.signingCertP12Path) return;
   try {
     const seal = await container.sealCertificate.check();
-    const fix = seal.certificate === 'development' ? ': set SIGNING_CERT_P12_PATH to a CA-issued certificate (README: The sealing certificate)' : '';
+    const fix = seal.certificate === 'development' ? ': set SIGNING_CERT_P12_PATH to a CA-issued certificate (docs/operating.md: The sealing certificate)' : '';
     for (const warning of seal.warnings) container.logger.warn({ subject: seal.subject, notAfter: seal.notAfter }, `sealing certificate: ${warning}${fix}`);
   } catch (err) {
     await container.close();

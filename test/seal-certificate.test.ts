@@ -1,6 +1,6 @@
 // test-lane: once (certificates, and server processes on their own PGlite directory whatever the suite's store)
 /**
- * The sealing certificate is checked before a process starts: the README's OpenSSL recipe makes one
+ * The sealing certificate is checked before a process starts: docs/operating.md's OpenSSL recipe makes one
  * `signet serve` accepts, and each bad P12 is refused with its one line, through the real process and
  * through the check main runs.
  */
@@ -194,7 +194,7 @@ describe('`signet serve` and `signet worker`', () => {
       assert.ok(p.port, p.stderr.join('\n'));
       const warnings = p.stdout.filter((l) => l.includes('development seal'));
       assert.equal(warnings.length, 1, p.stdout.join('\n'));
-      assert.equal(JSON.parse(warnings[0]).msg, 'sealing certificate: development seal: not trusted by PDF readers: set SIGNING_CERT_P12_PATH to a CA-issued certificate (README: The sealing certificate)');
+      assert.equal(JSON.parse(warnings[0]).msg, 'sealing certificate: development seal: not trusted by PDF readers: set SIGNING_CERT_P12_PATH to a CA-issued certificate (docs/operating.md: The sealing certificate)');
       const health = await (await fetch(`http://127.0.0.1:${p.port}/health`)).json();
       assert.equal(health.seal.certificate, 'development');
       assert.equal(health.seal.warning, 'development seal: not trusted by PDF readers');
@@ -203,10 +203,10 @@ describe('`signet serve` and `signet worker`', () => {
     }
   });
 
-  test("the README's OpenSSL recipe makes a P12 that serve starts with", async () => {
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  test("docs/operating.md's OpenSSL recipe makes a P12 that serve starts with", async () => {
+    const readme = readFileSync(path.join(ROOT, 'docs', 'operating.md'), 'utf8');
     const block = /<!-- test: test\/seal-certificate\.test\.ts runs this block -->\n```sh\n([\s\S]*?)```/.exec(readme);
-    assert.ok(block, 'the recipe is in the README');
+    assert.ok(block, 'the recipe is in docs/operating.md');
     const dir = path.join(tmp, 'recipe');
     mkdirSync(dir);
     await run('sh', ['-e', '-c', block[1]], { cwd: dir });
@@ -220,7 +220,7 @@ describe('`signet serve` and `signet worker`', () => {
     } finally {
       await p.stop();
     }
-    // The README's export line, as an operator runs it: the same P12, its passphrase typed in.
+    // docs/operating.md's export line, as an operator runs it: the same P12, its passphrase typed in.
     await run('sh', ['-e', '-c', 'openssl pkcs12 -export -inkey key.pem -in cert.pem -certfile chain.pem -passout pass:again -out again.p12'], { cwd: dir });
     assert.equal((await check(path.join(dir, 'again.p12'), 'again')).subject, 'CN=Example Corp document seal, O=Example Corp');
   });

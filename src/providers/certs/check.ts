@@ -67,7 +67,7 @@ export async function checkSealingCertificate(loaded: LoadedSigner, opts: { allo
   const selfSigned = isSelfSigned(leaf);
   if (selfSigned) {
     if (development) warnings.push(DEVELOPMENT_SEAL_WARNING);
-    else if (!opts.allowSelfSigned) throw refuse(`the certificate ${where} is self-signed, which PDF readers do not trust: use one issued by a CA (README: The sealing certificate), or set SIGNING_CERT_ALLOW_SELF_SIGNED=true to seal with it anyway`);
+    else if (!opts.allowSelfSigned) throw refuse(`the certificate ${where} is self-signed, which PDF readers do not trust: use one issued by a CA (docs/operating.md: The sealing certificate), or set SIGNING_CERT_ALLOW_SELF_SIGNED=true to seal with it anyway`);
     else warnings.push('self-signed certificate: not trusted by PDF readers');
   } else {
     buildChain(leaf, pool, loaded.path);
