@@ -57,6 +57,7 @@ import { verificationsRoutes } from './modules/verifications/verifications.route
 import { verifyPageRoutes } from './modules/verifications/verify.page-routes.js';
 import { documentsRoutes } from './modules/documents/documents.routes.js';
 import { verifyDocumentPageRoutes } from './modules/documents/verify-document.page-routes.js';
+import { docsRoutes } from './modules/docs/docs.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -227,6 +228,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     }),
   );
   await app.register(verifyDocumentPageRoutes({ maxPdfBytes: config.maxPdfBytes }));
+  await app.register(docsRoutes({ version: c.version, publicUrl: config.publicUrl }));
   await app.register(
     dashboardRoutes({
       db: c.db,
