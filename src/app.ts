@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
@@ -238,7 +239,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       dashboardUrl: config.dashboardUrl,
       seal: c.sealCertificate.checked,
       sections: [
-        signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName }),
+        signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName, outboxDir: config.smtpUrl || config.env === 'production' ? undefined : path.resolve(config.dataDir, 'outbox') }),
         billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache }),
