@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
@@ -58,6 +59,7 @@ import { verificationsRoutes } from './modules/verifications/verifications.route
 import { verifyPageRoutes } from './modules/verifications/verify.page-routes.js';
 import { documentsRoutes } from './modules/documents/documents.routes.js';
 import { verifyDocumentPageRoutes } from './modules/documents/verify-document.page-routes.js';
+import { docsRoutes } from './modules/docs/docs.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -229,6 +231,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     }),
   );
   await app.register(verifyDocumentPageRoutes({ maxPdfBytes: config.maxPdfBytes }));
+  await app.register(docsRoutes({ version: c.version, publicUrl: config.publicUrl }));
   await app.register(
     dashboardRoutes({
       db: c.db,
@@ -238,7 +241,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       dashboardUrl: config.dashboardUrl,
       seal: c.sealCertificate.checked,
       sections: [
-        signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName }),
+        signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName, outboxDir: config.smtpUrl || config.env === 'production' ? undefined : path.resolve(config.dataDir, 'outbox') }),
         billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache }),

@@ -92,6 +92,9 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   console.log(`${banner(container)} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`);
   console.log(`Database: ${container.database.location}`);
+  // Where a newcomer goes next, on the address their browser reaches.
+  const base = config.publicUrl.replace(/\/$/, '');
+  console.log(`Dashboard: ${config.dashboardUrl}\nAPI reference: ${base}/docs (guides: ${base}/docs/guides)\nVerify a document: ${base}/verify-document`);
   announceSecrets(config);
   warnAllowHosts(container);
   const stop = async () => {

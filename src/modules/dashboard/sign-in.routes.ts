@@ -36,7 +36,8 @@ const signInRequest = (request: FastifyRequest): SignInRequest => ({
  * every dashboard POST). With OpenID Connect configured the provider is the only way in; without it,
  * emailed links. Errors here render as pages that lead back to the sign-in form.
  */
-export function signInRoutes(deps: { signIn: SignInService; oidcName: string | undefined }): DashboardSection {
+/** `outboxDir`: set when emails are written to DATA_DIR/outbox (no SMTP_URL) outside production, so the page can say where. */
+export function signInRoutes(deps: { signIn: SignInService; oidcName: string | undefined; outboxDir?: string }): DashboardSection {
   return (kit) => async (app) => {
     const { signIn } = deps;
 
@@ -74,7 +75,7 @@ export function signInRoutes(deps: { signIn: SignInService; oidcName: string | u
         const returnTo = safeReturnTo(body.returnTo);
         try {
           const { sentTo } = await signIn.requestEmailLink({ email: body.email, returnTo, ip: ipBucket(request.ip) });
-          return kit.render(request, reply, { title: 'Check your email', body: checkEmailPage({ sentTo, returnTo }) });
+          return kit.render(request, reply, { title: 'Check your email', body: checkEmailPage({ sentTo, returnTo, outboxDir: deps.outboxDir }) });
         } catch (err) {
           if (!(err instanceof AppError && err.code === 'VALIDATION_ERROR')) throw err;
           // The form again, with the address as typed and what is wrong with it.

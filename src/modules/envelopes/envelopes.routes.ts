@@ -51,7 +51,8 @@ const ZMultipartDoc = z.object({
 
 /** Reads and checks the multipart upload: the PDF parts and the JSON payload. */
 function readEnvelopeUpload(request: FastifyRequest, deps: RouteDeps): { payload: TCreatePayload; parts: string[] } {
-  return readUpload(request.body, { fileParts: ['pdf'], missingFile: 'MISSING_PDF', maxBytes: deps.maxPdfBytes, schema: ZCreatePayload });
+  // `file` too: what templates and most other APIs call the part, and what people type first.
+  return readUpload(request.body, { fileParts: ['pdf', 'file'], missingFile: 'MISSING_PDF', maxBytes: deps.maxPdfBytes, schema: ZCreatePayload });
 }
 
 export function envelopesRoutes(deps: RouteDeps) {

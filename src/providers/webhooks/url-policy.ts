@@ -122,6 +122,10 @@ const refuse = (message: string): never => {
   throw new AppError('INVALID_WEBHOOK_URL', message);
 };
 
+/** A local receiver is what a developer tries first: say how the operator lets one through. */
+const refuseLocal = (host: string, why: string): never =>
+  refuse(`The webhook host ${host} ${why}; for local development, the operator can allow it with WEBHOOK_ALLOW_HOSTS=${host}`);
+
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /**
@@ -161,10 +165,10 @@ export function parseWebhookUrl(raw: string, opts: UrlPolicy): { url: URL; liter
   const literal = isIP(host) ? host : undefined;
   if (isAllowListed(host, opts.allowHosts)) return literal ? { url, literalAddress: literal } : { url };
   if (literal) {
-    if (!isPublicUnicast(literal)) refuse(`The webhook host ${url.hostname} is not a public address`);
+    if (!isPublicUnicast(literal)) refuseLocal(url.hostname, 'is not a public address');
     return { url, literalAddress: literal };
   }
-  if (isLocalName(host)) refuse(`The webhook host ${url.hostname} is a local-network name`);
+  if (isLocalName(host)) refuseLocal(url.hostname, 'is a local-network name');
   return { url };
 }
 
@@ -186,14 +190,14 @@ export async function checkResolvable(
   const host = normalizeHost(url.hostname);
   const allowed = isAllowListed(host, opts.allowHosts);
   if (isIP(host)) {
-    if (!allowed && !isPublicUnicast(host)) refuse(`The webhook host ${url.hostname} is not a public address`);
+    if (!allowed && !isPublicUnicast(host)) refuseLocal(url.hostname, 'is not a public address');
     return { address: host, family: isIPv6(host) ? 6 : 4 };
   }
   const answers = await resolveWithin(host, opts.resolver ?? systemResolver, opts.timeoutMs ?? 5_000);
   if (answers.length === 0) throw new WebhookDnsError(`The webhook host ${host} does not resolve to any address`);
   if (!allowed) {
     const bad = answers.find((a) => !isPublicUnicast(a.address));
-    if (bad) refuse(`The webhook host ${host} resolves to ${bad.address}, which is not a public address`);
+    if (bad) refuseLocal(host, `resolves to ${bad.address}, which is not a public address`);
   }
   const first = answers[0];
   return { address: first.address, family: isIPv6(first.address) ? 6 : 4 };

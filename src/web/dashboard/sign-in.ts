@@ -46,9 +46,13 @@ ${form}
 </article>`;
 }
 
-export function checkEmailPage(p: { sentTo: string; returnTo: string }): string {
+export function checkEmailPage(p: { sentTo: string; returnTo: string; outboxDir?: string }): string {
+  // Without SMTP_URL nothing is mailed: a developer on their own machine finds the link in a file.
+  const outbox = p.outboxDir
+    ? `\n<p class="outbox-hint" data-testid="outbox-hint"><strong>No SMTP server is configured</strong> (SMTP_URL), so the email was written as an .eml file to <code>${escapeHtml(p.outboxDir)}</code> on the server: open the newest file there and follow the link.</p>`
+    : '';
   return `<article class="auth-card" aria-labelledby="check-title">
-<hgroup><h1 id="check-title">Check your email</h1><p>We sent a sign-in link to <strong data-testid="sent-to">${escapeHtml(p.sentTo)}</strong>.</p></hgroup>
+<hgroup><h1 id="check-title">Check your email</h1><p>We sent a sign-in link to <strong data-testid="sent-to">${escapeHtml(p.sentTo)}</strong>.</p></hgroup>${outbox}
 <p>Open it on this device or another one. The link works once and expires in 15 minutes.</p>
 <p><small>Nothing after a few minutes? Look in your spam folder, check the address, or <a href="${escapeHtml(signInHref(p.returnTo))}">ask for a new link</a>.</small></p>
 </article>`;
