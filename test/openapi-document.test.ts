@@ -4,6 +4,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ERROR_CODES, type ErrorCode } from '../src/errors.js';
+import { REQUEST_EXAMPLES } from '../src/http/openapi-examples.js';
 import { createTestApp, type TestApp } from './harness.js';
 
 // What a client generator reads: every operation named, tagged, typed on both sides, with true examples.
@@ -101,5 +102,7 @@ describe('the OpenAPI document, as client generators read it', () => {
       }
     }
     assert.ok(checked > 150, `${checked} examples checked`);
+    const ids = new Set(operations.map((o) => o.op.operationId));
+    assert.deepEqual(Object.keys(REQUEST_EXAMPLES).filter((id) => !ids.has(id)), [], 'hand-written examples name real operations');
   });
 });

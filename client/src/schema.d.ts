@@ -1966,7 +1966,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /** @example {} */
+                /**
+                 * @example {
+                 *       "walletAddress": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "nonce": "a1b2c3d4e5f6a7b8",
+                 *       "signature": "0x…"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AuthVerifyRequestInput"] | null;
             };
         };
@@ -2329,7 +2335,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /** @example {} */
+                /**
+                 * @example {
+                 *       "displayName": "Analytical Engines Ltd"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AccountSettingsPatchInput"];
             };
         };
@@ -3753,13 +3763,28 @@ export interface operations {
                  * @example {
                  *       "pdf": "<PDF bytes>",
                  *       "payload": {
+                 *         "title": "Mutual NDA",
                  *         "recipients": [
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
                  *             "role": "SIGNER"
                  *           }
-                 *         ]
+                 *         ],
+                 *         "fields": [
+                 *           {
+                 *             "type": "SIGNATURE",
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 10,
+                 *             "positionY": 70,
+                 *             "width": 25,
+                 *             "height": 6
+                 *           }
+                 *         ],
+                 *         "meta": {
+                 *           "subject": "Please sign the NDA"
+                 *         }
                  *       }
                  *     }
                  */
@@ -4235,6 +4260,7 @@ export interface operations {
                  * @example {
                  *       "pdf": "<PDF bytes>",
                  *       "payload": {
+                 *         "title": "Mutual NDA",
                  *         "recipients": [
                  *           {
                  *             "email": "ada@example.com",
@@ -5602,7 +5628,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /** @example {} */
+                /**
+                 * @example {
+                 *       "meta": {
+                 *         "subject": "Please sign the NDA"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     meta?: {
                         subject?: string;
@@ -6813,7 +6845,13 @@ export interface operations {
                  * @example {
                  *       "fields": [
                  *         {
-                 *           "type": "SIGNATURE"
+                 *           "type": "SIGNATURE",
+                 *           "recipientEmail": "ada@example.com",
+                 *           "page": 1,
+                 *           "positionX": 10,
+                 *           "positionY": 70,
+                 *           "width": 25,
+                 *           "height": 6
                  *         }
                  *       ]
                  *     }
@@ -7754,6 +7792,17 @@ export interface operations {
                  *             "name": "Ada Lovelace",
                  *             "role": "SIGNER"
                  *           }
+                 *         ],
+                 *         "fields": [
+                 *           {
+                 *             "type": "SIGNATURE",
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 10,
+                 *             "positionY": 70,
+                 *             "width": 25,
+                 *             "height": 6
+                 *           }
                  *         ]
                  *       }
                  *     }
@@ -8412,7 +8461,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /** @example {} */
+                /**
+                 * @example {
+                 *       "title": "Mutual NDA (2026)"
+                 *     }
+                 */
                 "application/json": {
                     title?: string;
                     /** @description Replaces the stored meta as a whole */
@@ -10098,9 +10151,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://example.com/signed",
+                 *       "url": "https://example.com/hooks/signet",
                  *       "events": [
-                 *         "string"
+                 *         "envelope.completed",
+                 *         "envelope.rejected"
                  *       ]
                  *     }
                  */
@@ -10607,7 +10661,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /** @example {} */
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
                 "application/json": {
                     url?: string;
                     events?: string[];

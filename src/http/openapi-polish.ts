@@ -6,10 +6,11 @@
  * true by construction; test/openapi-document.test.ts validates each against its schema.
  */
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
+import { REQUEST_EXAMPLES } from './openapi-examples.js';
 
 type Json = Record<string, unknown>;
 type Media = { schema?: Json; example?: unknown; examples?: unknown; encoding?: Record<string, { contentType: string }> };
-type Operation = { requestBody?: { content?: Record<string, Media> }; responses?: Record<string, { content?: Record<string, Media> }> };
+type Operation = { operationId?: string; requestBody?: { content?: Record<string, Media> }; responses?: Record<string, { content?: Record<string, Media> }> };
 
 const BINARY = { type: 'string', format: 'binary' };
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -28,7 +29,7 @@ export function polishOpenApi<T extends Json>(doc: T): T {
           op.requestBody!.content![type] = { schema: { ...BINARY, contentMediaType: 'application/pdf' } };
           continue;
         }
-        if (media.example === undefined && media.examples === undefined && media.schema) media.example = sample(media.schema, resolve, 'request');
+        if (media.example === undefined && media.examples === undefined && media.schema) media.example = REQUEST_EXAMPLES[op.operationId ?? ''] ?? sample(media.schema, resolve, 'request');
       }
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         const isError = !status.startsWith('2');
