@@ -181,6 +181,7 @@ describe('@signet/client: webhooks', () => {
   test('create, get, list, update; a real delivery verifies with verifyWebhook, and a tampered one does not', async () => {
     receiver = await startReceiver();
     const wh = await signet.webhooks.create({ url: receiver.url(), events: ['envelope.sent'] });
+    const alt = await signet.webhooks.create({ url: receiver.url('/alt'), events: ['envelope.sent'], format: 'alt' });
     assert.match(wh.secret, /^whsec_/);
     assert.equal((await signet.webhooks.get(wh.id)).url, receiver.url());
     assert.ok((await signet.webhooks.list()).data.some((w) => w.id === wh.id));
@@ -194,6 +195,13 @@ describe('@signet/client: webhooks', () => {
     assert.throws(() => verifyWebhook({ body: hooked.raw.toString().replace('Hooked', 'Hacked'), signature: hooked.headers['x-service-signature'], secret: wh.secret }), SignetWebhookError);
     assert.throws(() => verifyWebhook({ body: hooked.raw, signature: hooked.headers['x-service-signature'], secret: wh.secret, now: new Date(Date.now() + 301_000) }), /tolerance/);
     assert.throws(() => verifyWebhook({ body: hooked.raw, signature: undefined, secret: wh.secret }), SignetWebhookError);
+
+    // The alt format signs sha256=<HMAC of the body>, with no timestamp.
+    const altHooked = await until('an alt delivery', async () => receiver!.requests.find((r) => r.path === '/alt'));
+    assert.match(String(altHooked.headers['x-service-signature']), /^sha256=/);
+    assert.equal(verifyWebhook<{ event: string }>({ body: altHooked.raw, signature: altHooked.headers['x-service-signature'], secret: alt.secret }).event, 'envelope.sent');
+    assert.throws(() => verifyWebhook({ body: altHooked.raw, signature: altHooked.headers['x-service-signature'], secret: wh.secret }), /mismatch/);
+    await signet.webhooks.delete(alt.id);
 
     const deliveries = await until('the delivery recorded', async () => {
       const page = await signet.webhooks.deliveries(wh.id);
