@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ERROR_CODES, type ErrorCode } from '../src/errors.js';
 import { REQUEST_EXAMPLES } from '../src/http/openapi-examples.js';
-import { createTestApp, type TestApp } from './harness.js';
+import { bearer, createTestApp, type TestApp } from './harness.js';
 
 // What a client generator reads: every operation named, tagged, typed on both sides, with true examples.
 type Json = Record<string, any>;
@@ -104,5 +104,23 @@ describe('the OpenAPI document, as client generators read it', () => {
     assert.ok(checked > 150, `${checked} examples checked`);
     const ids = new Set(operations.map((o) => o.op.operationId));
     assert.deepEqual(Object.keys(REQUEST_EXAMPLES).filter((id) => !ids.has(id)), [], 'hand-written examples name real operations');
+  });
+
+  test('each JSON request example passes the server\'s own validation (no VALIDATION_ERROR when sent)', async () => {
+    let sent = 0;
+    for (const { method, path, op } of operations) {
+      const example = op.requestBody?.content?.['application/json']?.example;
+      if (example === undefined) continue;
+      const url = path.replace(/\{[^}]+\}/g, '3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42');
+      const res = await t.app.inject({
+        method: method.toUpperCase() as 'POST',
+        url,
+        headers: { ...bearer(t.customer.testApiKey), 'content-type': 'application/json', 'idempotency-key': `example-${op.operationId}` },
+        payload: JSON.stringify(example),
+      });
+      assert.notEqual(res.json().code, 'VALIDATION_ERROR', `${op.operationId}: ${res.body}`);
+      sent++;
+    }
+    assert.ok(sent >= 10, `${sent} examples sent`);
   });
 });
