@@ -4,6 +4,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { PRICES, type BillableOperation } from '../lib/prices.js';
 import { formatUsd } from '../lib/money.js';
 import { ERROR_CODES } from '../errors.js';
+import { polishOpenApi } from './openapi-polish.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -84,7 +85,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: { version: str
       }
       return out;
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (doc) => polishOpenApi(jsonSchemaTransformObject(doc) as Record<string, unknown>) as never,
   });
 }
 

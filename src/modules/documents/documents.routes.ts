@@ -34,7 +34,7 @@ Free. Authentication is optional: without credentials the call is anonymous and 
 against the customer's own limit, and a credential that is sent must be valid (401 otherwise). x402 payment headers are
 ignored: there is nothing to pay.`;
 
-const ZUpload = z.object({ file: z.string().describe('The PDF (binary); a `pdf` part is accepted too') });
+const ZUpload = z.object({ file: z.string().meta({ format: 'binary' }).describe('The PDF (binary); a `pdf` part is accepted too') });
 
 export function documentsRoutes(deps: DocumentRouteDeps) {
   return async function (app: FastifyInstance): Promise<void> {

@@ -45,8 +45,8 @@ const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDI
 const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
 
 const ZMultipartDoc = z.object({
-  pdf: z.string().describe('The PDF (binary). Up to 10 `pdf` parts are joined, in order, into one document.'),
-  payload: z.string().describe('JSON: {title?, recipients[], fields?, storageExpiryDays?, expiresAt?, meta?, draft?}. An empty or absent fields array places fields from {{type, rN}} markers in the PDF text. A SIGNER or APPROVER with verificationRequired: true must confirm an emailed code before signing; each is charged one verification (USD 0.50) when the envelope is sent.'),
+  pdf: z.string().meta({ format: 'binary' }).describe('The PDF (binary). Up to 10 `pdf` parts are joined, in order, into one document.'),
+  payload: ZCreatePayload.describe('JSON (part Content-Type application/json, or none). An empty or absent fields array places fields from {{type, rN}} markers in the PDF text. A SIGNER or APPROVER with verificationRequired: true must confirm an emailed code before signing; each is charged one verification (USD 0.50) when the envelope is sent.'),
 });
 
 /** Reads and checks the multipart upload: the PDF parts and the JSON payload. */

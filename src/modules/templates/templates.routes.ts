@@ -44,8 +44,8 @@ call's meta overrides it key by key. sendImmediately (default true) answers PEND
 envelope.sent once distributed); false answers a DRAFT, free until POST /v1/envelopes/{id}/send (USD 0.10).`;
 
 const ZMultipartTemplate = z.object({
-  file: z.string().describe('The PDF (binary); a `pdf` part is accepted too. Up to 10 parts are joined, in order, into one document.'),
-  payload: z.string().describe('JSON: {title, recipients [{email, name, role, signingOrder?, verificationRequired?}], fields? [{type, recipientId | recipientEmail, page, positionX, positionY, width, height}], meta? {subject, message, redirectUrl}}'),
+  file: z.string().meta({ format: 'binary' }).describe('The PDF (binary); a `pdf` part is accepted too. Up to 10 parts are joined, in order, into one document.'),
+  payload: ZTemplatePayload.describe('JSON (part Content-Type application/json, or none): the slots, fields and meta of the template.'),
 });
 
 export function templatesRoutes(deps: TemplateRouteDeps) {

@@ -1,0 +1,27 @@
+/** An error answered by Signet: `code` is the machine code to branch on (see the OpenAPI's error table). */
+export class SignetError extends Error {
+  override readonly name = 'SignetError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: { path: string; message: string }[],
+    readonly requestId?: string,
+    /** The whole error body: some codes carry more (e.g. `retryAfterSeconds`, `required`). */
+    readonly body?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  static fromBody(status: number, body: unknown, requestId?: string): SignetError {
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const code = typeof b.code === 'string' ? b.code : `HTTP_${status}`;
+    const message = typeof b.error === 'string' ? b.error : typeof body === 'string' && body ? body : `HTTP ${status}`;
+    return new SignetError(status, code, message, b.details as SignetError['details'], (b.requestId as string | undefined) ?? requestId, b);
+  }
+}
+
+/** A webhook delivery whose signature is missing, malformed, wrong or too old. */
+export class SignetWebhookError extends Error {
+  override readonly name = 'SignetWebhookError';
+}

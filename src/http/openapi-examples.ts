@@ -1,0 +1,20 @@
+/**
+ * Request examples written by hand, by operationId, where a rule the JSON Schema cannot express (at
+ * least one key, a field's coordinates, known event names) would make a sampled example one the
+ * server refuses. test/openapi-document.test.ts validates them against their schemas like the rest.
+ */
+const field = { type: 'SIGNATURE', recipientEmail: 'ada@example.com', page: 1, positionX: 10, positionY: 70, width: 25, height: 6 };
+const recipients = [{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'SIGNER' }];
+
+export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  createEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field], meta: { subject: 'Please sign the NDA' } } },
+  createDraftEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients } },
+  createTemplate: { file: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field] } },
+  addEnvelopeFields: { fields: [field] },
+  updateAccount: { displayName: 'Analytical Engines Ltd' },
+  updateTemplate: { title: 'Mutual NDA (2026)' },
+  createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },
+  updateWebhook: { active: false },
+  sendEnvelope: { meta: { subject: 'Please sign the NDA' } },
+  verifyAuthSignature: { walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', nonce: 'a1b2c3d4e5f6a7b8', signature: '0x…' },
+};
