@@ -103,10 +103,10 @@ type Run = { code: number | null; stdout: string; stderr: string };
 /** Runs one block in `dir`: variables and functions from the file's earlier blocks in, its own out. */
 function runBlock(dir: string, block: Block, index: number): Promise<Run> {
   const source = block.chunks.map((c, n) => (n === 0 ? c.code : `${markStatement(block.lang, n)}\n${c.code}`)).join('\n');
-  const ext = { sh: 'sh', js: 'mjs', ts: 'ts', python: 'py' }[block.lang];
+  const ext = { sh: 'sh', js: 'mjs', ts: 'mts', python: 'py' }[block.lang];
   const file = `.snippet-${index}.${ext}`;
   writeFileSync(path.join(dir, file), localize(source));
-  const run = block.lang === 'sh' ? `. ./${file}` : block.lang === 'python' ? `python3 ./${file}` : `node --import tsx ./${file}`;
+  const run = block.lang === 'sh' ? `. ./${file}` : block.lang === 'python' ? `python3 ./${file}` : `node ./${file}`;
   const script = `set -a; [ -f .snippet-env ] && . ./.snippet-env; set -e -o pipefail\n${run}\nset +e; { export -p; declare -fx; } > .snippet-env\n`;
   return new Promise((resolve) => {
     const p = spawn('bash', ['-c', script], { cwd: dir, env: { ...process.env, NODE_TEST_CONTEXT: '' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
