@@ -111,7 +111,7 @@ describe('the first call', () => {
       const res = await page(url, b);
       assert.equal(res.statusCode, 200);
       assert.ok(res.body.includes(`href="/dashboard/envelopes/${run.envelope.envelopeId}?mode=test"`), `${url} lists the test envelope`);
-      assert.match(res.body, /<span class="badge wait">Test data<\/span> Showing test envelopes: this account has no live ones yet/, url);
+      assert.match(res.body, /<strong class="badge test">Test data<\/strong> Showing test envelopes: this account has no live ones yet/, url);
       assert.doesNotMatch(res.body, /No envelopes yet/, url);
       assert.match(res.body, new RegExp(`href="${url}\\?mode=live"`), `${url}: the switch asks for live data by name`);
     }

@@ -52,7 +52,7 @@ export function pageHeader(o: { title: string; lead?: string; path?: string; mod
     o.mode !== 'test'
       ? ''
       : o.fallback
-        ? `<p class="test-banner" role="note"><span class="badge wait">Test data</span> Showing test ${escapeHtml(o.fallback)}: this account has no live ones yet. Nothing here was charged or sent to real recipients.</p>`
+        ? `<p class="test-banner" role="note"><strong class="badge test">Test data</strong> Showing test ${escapeHtml(o.fallback)}: this account has no live ones yet. Nothing here was charged or sent to real recipients.</p>`
         : `<p class="test-banner" role="note"><strong>Test data.</strong> You are looking at what your <code>svc_test_</code> keys created; nothing here was charged or sent to real recipients.</p>`;
   return `<div class="page-head"><hgroup><h1>${escapeHtml(o.title)}</h1>${o.lead ? `<p>${escapeHtml(o.lead)}</p>` : ''}</hgroup><div class="page-actions">${o.actions ?? ''}${toggle}</div></div>${banner}`;
 }
