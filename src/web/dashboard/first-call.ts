@@ -13,10 +13,13 @@ export function firstCallScript(publicUrl: string, testKey?: string): string {
   const key = testKey ? `export SIGNET_API_KEY=${testKey}` : '# First: export SIGNET_API_KEY=svc_test_… (a test key from API keys)';
   return `${key}
 curl -s -o nda.pdf ${base}/samples/nda.pdf
-curl -s -X POST ${base}/v1/envelopes -H "Authorization: Bearer $SIGNET_API_KEY" \\
+curl -s -X POST ${base}/v1/envelopes \\
+  -H "Authorization: Bearer $SIGNET_API_KEY" \\
   -H "Idempotency-Key: $(node -e 'console.log(crypto.randomUUID())')" \\
   -F pdf=@nda.pdf \\
-  -F 'payload={"title":"NDA","recipients":[{"email":"alice@example.com","name":"Alice","role":"SIGNER"},{"email":"bob@example.com","name":"Bob","role":"SIGNER"}]}'`;
+  -F 'payload={"title":"NDA","recipients":[
+    {"email":"alice@example.com","name":"Alice","role":"SIGNER"},
+    {"email":"bob@example.com","name":"Bob","role":"SIGNER"}]}'`;
 }
 
 /**
@@ -26,6 +29,6 @@ curl -s -X POST ${base}/v1/envelopes -H "Authorization: Bearer $SIGNET_API_KEY" 
 export function firstCallBox(publicUrl: string, testKey?: string): string {
   return `<div class="snippet">
 <pre id="first-call" tabindex="0" aria-label="First call, shell commands"><code>${escapeHtml(firstCallScript(publicUrl, testKey))}</code></pre>
-<div class="snippet-actions"><button type="button" class="copy secondary" data-copy="first-call">Copy</button><span id="first-call-copied" class="copy-status" role="status" aria-live="polite"></span></div>
+<div class="snippet-actions"><button type="button" class="copy secondary" data-copy="first-call">Copy commands</button><span id="first-call-copied" class="copy-status" role="status" aria-live="polite"></span></div>
 </div>`;
 }
