@@ -244,7 +244,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         signInRoutes({ signIn: c.dashboard.signIn, oidcName: config.oidc?.providerName, outboxDir: config.smtpUrl || config.env === 'production' ? undefined : path.resolve(config.dataDir, 'outbox') }),
         billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
-        keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache }),
+        keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
         envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),

@@ -369,14 +369,21 @@ describe('overview', () => {
     assert.doesNotMatch(res.body, /Get started/, 'the customer has keys');
   });
 
-  test('an account without an API key is led to the keys page, until it has one', async () => {
+  test('an account without an API key is led to the keys page, then to the first call, until it has sent', async () => {
     const customer = await t.container.db.transaction((tx) => t.container.repos.accounts.insertCustomer(tx, { email: 'new@example.com', emailVerified: true, name: 'New Co', sandboxLimit: 100 }));
     const browser = await signInDashboard(t, customer.id);
     const first = await page('/dashboard', browser);
     assert.match(first.body, /Get started in three steps/);
     assert.match(first.body, /<a role="button" href="\/dashboard\/keys">Create your first API key<\/a>/);
     assert.match(first.body, /Nothing spent from/);
-    await mint('test', browser);
+    const key = await mint('test', browser);
+    const minted = await page('/dashboard', browser);
+    assert.match(minted.body, /Get started in three steps/, 'a key, but nothing sent: the first call is still the way on');
+    assert.match(minted.body, /id="first-call"/);
+    assert.doesNotMatch(minted.body, /Create your first API key/);
+    const signerOne = person('first');
+    const sent = await postMultipart(t, envelopeBody([await samplePdf()], { title: 'First', recipients: [signerOne], fields: [sigField(signerOne.email)] }), { apiKey: key });
+    assert.equal(sent.statusCode, 201, sent.body);
     assert.doesNotMatch((await page('/dashboard', browser)).body, /Get started/);
   });
 });

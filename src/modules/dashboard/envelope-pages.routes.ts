@@ -6,11 +6,11 @@ import { envelopeDetailPage, envelopeListPage } from '../../web/dashboard/envelo
 import type { EnvelopesService } from '../envelopes/envelopes.service.js';
 import { sessionContext } from './dashboard-http.js';
 import type { DashboardSection } from './dashboard.routes.js';
-import { ZMode, ZModeQuery, ZPageNumber } from './page-query.js';
+import { ZModeAsked, ZModeQuery, ZPageNumber, withTestFallback } from './page-query.js';
 
 const PER_PAGE = 20;
 
-const ZListQuery = z.object({ mode: ZMode, status: z.enum(ENVELOPE_STATUSES).optional().catch(undefined), page: ZPageNumber });
+const ZListQuery = z.object({ mode: ZModeAsked, status: z.enum(ENVELOPE_STATUSES).optional().catch(undefined), page: ZPageNumber });
 const ZIdParam = z.object({ id: z.string() });
 
 /**
@@ -24,11 +24,13 @@ export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesSe
     const config = { dashboard: 'session' as const };
 
     r.get('/dashboard/envelopes', { config, schema: { querystring: ZListQuery } }, async (request, reply) => {
-      const { mode, status } = request.query;
-      const { page } = request.query;
-      const ctx = sessionContext(request, mode);
-      const { rows, total } = await deps.envelopes.list(deps.db, ctx, { status }, { style: 'offset', limit: PER_PAGE, offset: (page - 1) * PER_PAGE });
-      const body = envelopeListPage({ mode, status, statuses: ENVELOPE_STATUSES, page, perPage: PER_PAGE, total, rows });
+      const { status, page } = request.query;
+      const offset = (page - 1) * PER_PAGE;
+      const load = (mode: 'live' | 'test') => deps.envelopes.list(deps.db, sessionContext(request, mode), { status }, { style: 'offset', limit: PER_PAGE, offset });
+      // A filtered or later page is a question about one side: only the plain first page falls back to test data.
+      const asked = request.query.mode ?? (status || page > 1 ? 'live' : undefined);
+      const { mode, testFallback, result } = await withTestFallback(asked, load);
+      const body = envelopeListPage({ mode, testFallback, status, statuses: ENVELOPE_STATUSES, page, perPage: PER_PAGE, total: result.total, rows: result.rows });
       return kit.render(request, reply, { title: 'Envelopes', active: 'envelopes', body });
     });
 

@@ -17,14 +17,14 @@ const ZKeysQuery = z.object({ revoked: z.string().max(64).optional().catch(undef
  * in the POST's answer, never stored, and no-store keeps it out of caches); POST
  * /dashboard/keys/:id/revoke revokes and sends the browser back with a notice.
  */
-export function keysSection(deps: { db: Db; apiKeys: Pick<ApiKeysService, 'list' | 'mint' | 'revoke'>; apiKeyCache: Pick<ApiKeyCache, 'evict'> }): DashboardSection {
+export function keysSection(deps: { db: Db; apiKeys: Pick<ApiKeysService, 'list' | 'mint' | 'revoke'>; apiKeyCache: Pick<ApiKeyCache, 'evict'>; publicUrl: string }): DashboardSection {
   return (kit) => async (app) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const config = { dashboard: 'session' as const };
 
     async function render(request: FastifyRequest, reply: FastifyReply, extra: Pick<KeysView, 'minted'>, flash?: (keys: KeysView['keys']) => DashboardPage['flash']) {
       const keys = await deps.apiKeys.list(deps.db, sessionContext(request).actor);
-      const body = keysPage({ csrf: kit.csrf.tokenFor(request, reply), keys, maxActive: MAX_ACTIVE_KEYS, ...extra });
+      const body = keysPage({ csrf: kit.csrf.tokenFor(request, reply), keys, maxActive: MAX_ACTIVE_KEYS, publicUrl: deps.publicUrl, ...extra });
       return kit.render(request, reply, { title: 'API keys', active: 'keys', body, flash: flash?.(keys) });
     }
 

@@ -7,7 +7,7 @@ import type { SummaryService } from '../account/summary.service.js';
 import type { EnvelopesService } from '../envelopes/envelopes.service.js';
 import { sessionContext } from './dashboard-http.js';
 import type { DashboardSection } from './dashboard.routes.js';
-import { ZModeQuery } from './page-query.js';
+import { ZModeAskedQuery, withTestFallback } from './page-query.js';
 
 const RECENT = 5;
 
@@ -22,16 +22,28 @@ export function overviewSection(deps: {
 }): DashboardSection {
   return (kit) => async (app) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    r.get('/dashboard', { config: { dashboard: 'session' }, schema: { querystring: ZModeQuery } }, async (request, reply) => {
-      const { mode } = request.query;
-      const ctx = sessionContext(request, mode);
+    r.get('/dashboard', { config: { dashboard: 'session' }, schema: { querystring: ZModeAskedQuery } }, async (request, reply) => {
+      const ctx = sessionContext(request);
+      const recentOf = (m: 'live' | 'test') => deps.envelopes.list(deps.db, sessionContext(request, m), {}, { style: 'offset', limit: RECENT, offset: 0 });
       const [account, spending, keys, recent] = await Promise.all([
         deps.account.getAccount(deps.db, ctx.actor),
         deps.summary.dailySpending(deps.db, ctx.actor.customerId, 30),
         deps.apiKeys.list(deps.db, ctx.actor),
-        deps.envelopes.list(deps.db, ctx, {}, { style: 'offset', limit: RECENT, offset: 0 }),
+        withTestFallback(request.query.mode, recentOf),
       ]);
-      const body = overviewPage({ mode, publicUrl: deps.publicUrl, account, spending, recent: recent.rows, needsKey: !keys.some((k) => !k.revokedAt) });
+      const { mode, testFallback } = recent;
+      // Nothing on either side yet (a fallback means test data exists): the page leads with the first call.
+      const neverSent = recent.result.total === 0 && (request.query.mode === undefined || (await recentOf(mode === 'live' ? 'test' : 'live')).total === 0);
+      const body = overviewPage({
+        mode,
+        testFallback,
+        neverSent,
+        publicUrl: deps.publicUrl,
+        account,
+        spending,
+        recent: recent.result.rows,
+        needsKey: !keys.some((k) => !k.revokedAt),
+      });
       return kit.render(request, reply, { title: 'Overview', active: 'overview', body });
     });
   };

@@ -1,5 +1,6 @@
 /** GET /dashboard/keys: mint a live or test key (shown once), the list by prefix, and revoke. */
 import { csrfField, escapeHtml, scrollTable } from './layout.js';
+import { firstCallBox } from './first-call.js';
 import { badge, emptyState, pageHeader, shortWhen } from './parts.js';
 
 export type KeyItem = { id: string; prefix: string; mode: 'live' | 'test'; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
@@ -8,16 +9,20 @@ export type KeysView = {
   csrf: string;
   keys: KeyItem[];
   maxActive: number;
+  publicUrl: string;
   /** Right after a mint: the key itself, this once. */
   minted?: { key: string; mode: 'live' | 'test'; prefix: string };
 };
 
-function mintedBox(m: NonNullable<KeysView['minted']>): string {
+function mintedBox(m: NonNullable<KeysView['minted']>, publicUrl: string): string {
   return `<article class="new-key" aria-labelledby="new-key-title">
 <header><h2 id="new-key-title">Your new ${m.mode} key</h2></header>
 <p class="warning"><strong>Copy it now.</strong> This is the only time the key is shown: we keep only a fingerprint of it. If you lose it, revoke it and create another.</p>
-<div class="key-row"><code id="new-key" class="secret">${escapeHtml(m.key)}</code><button type="button" class="copy" data-copy="new-key">Copy</button></div>
+<div class="key-row"><code id="new-key" class="secret">${escapeHtml(m.key)}</code><button type="button" class="copy" data-copy="new-key">Copy</button><span class="copy-status" role="status" aria-live="polite"></span></div>
 <p><small>Send it as <code>Authorization: Bearer ${escapeHtml(m.prefix)}…</code>. ${m.mode === 'test' ? 'Test keys send free test envelopes and see only test data.' : 'Calls with a live key are charged from your balance.'}</small></p>
+${m.mode === 'test' ? `<h3>Try it: your first envelope</h3>
+<p>Paste this into a terminal: it fetches a sample NDA whose <code>{{signature, r1}}</code> and <code>{{signature, r2}}</code> markers become the two recipients' signature fields, and sends it with this key, for free. It then shows under <a href="/dashboard/envelopes?mode=test">Envelopes</a>.</p>
+${firstCallBox(publicUrl, m.key)}` : ''}
 </article>`;
 }
 
@@ -58,7 +63,7 @@ export function keysPage(v: KeysView): string {
     ? scrollTable(['Key', 'Mode', 'Created (UTC)', 'Last used (UTC)', 'Status', 'Action'], v.keys.map((k) => keyRow(v, k)))
     : emptyState('No API keys yet', '<p>Create a test key above to try the API for free.</p>');
   return `${pageHeader({ title: 'API keys', lead: 'Keys authenticate your server to the Signet API. Keep them secret.' })}
-${v.minted ? mintedBox(v.minted) : ''}
+${v.minted ? mintedBox(v.minted, v.publicUrl) : ''}
 ${mintForm(v, active)}
 <article aria-labelledby="keys-title"><header class="split"><h2 id="keys-title">Your keys</h2><small>${active} active of ${v.maxActive} allowed</small></header>${list}</article>`;
 }

@@ -1,6 +1,7 @@
 /** GET /dashboard: the balance, test sends, the spending chart, recent envelopes, and first steps for a new account. */
 import { dollars, spendingChart, type DaySpend } from './chart.js';
 import { escapeHtml, scrollTable } from './layout.js';
+import { firstCallBox } from './first-call.js';
 import { badge, pageHeader, query, shortWhen, type Mode } from './parts.js';
 
 export type EnvelopeListItem = { envelopeId: string; title: string | null; status: string; recipients: unknown[]; createdAt: string };
@@ -13,6 +14,10 @@ export type OverviewView = {
   recent: EnvelopeListItem[];
   /** No active API key: the page leads with how to start. */
   needsKey: boolean;
+  /** Nothing sent yet, live or test: the page leads with the first call. */
+  neverSent: boolean;
+  /** No ?mode asked and nothing live yet: the recent list shows test envelopes, and says so. */
+  testFallback: boolean;
 };
 
 export const envelopeLink = (e: { envelopeId: string; title: string | null }, mode: Mode): string =>
@@ -24,20 +29,15 @@ export const envelopeRows = (list: EnvelopeListItem[], mode: Mode): string[][] =
   list.map((e) => [envelopeLink(e, mode), badge(e.status), String(e.recipients.length), shortWhen(e.createdAt)]);
 
 function firstSteps(v: OverviewView): string {
-  const curl = `curl ${v.publicUrl}/v1/envelopes \\
-  -H "Authorization: Bearer svc_test_…" \\
-  -H "Idempotency-Key: $(uuidgen)" \\
-  -F pdf=@contract.pdf \\
-  -F 'payload={"title":"First contract","recipients":[{"email":"ada@example.com","name":"Ada","role":"SIGNER"}]}'`;
   return `<article class="first-steps" aria-labelledby="first-steps-title">
 <header><h2 id="first-steps-title">Get started in three steps</h2></header>
 <ol>
-<li><strong><a href="/dashboard/keys">Create an API key.</a></strong> A test key (<code>svc_test_</code>) sends free test envelopes; a live key is charged from your balance.</li>
-<li><strong>Send your first envelope</strong> with a PDF and a recipient (put a <code>{{signature, r1}}</code> marker in the PDF, or give fields):
-<pre><code>${escapeHtml(curl)}</code></pre></li>
-<li><strong><a href="/dashboard/webhooks">Listen for events</a></strong> with a webhook, or poll <code>GET /v1/envelopes/{id}/status</code>.</li>
+<li><strong><a href="/dashboard/keys">Create a test API key.</a></strong> A test key (<code>svc_test_</code>) sends free test envelopes whose mail never leaves the server; a live key is charged from your balance.</li>
+<li><strong>Send your first envelope.</strong> This fetches a sample NDA whose <code>{{signature, r1}}</code> and <code>{{signature, r2}}</code> markers become the two recipients' signature fields, and sends it:
+${firstCallBox(v.publicUrl)}</li>
+<li><strong><a href="/dashboard/webhooks">Listen for events</a></strong> with a webhook, or poll <code>GET /v1/envelopes/{id}/status</code>. <a href="/docs">API reference</a></li>
 </ol>
-<footer><a role="button" href="/dashboard/keys">Create your first API key</a></footer>
+${v.needsKey ? '<footer><a role="button" href="/dashboard/keys">Create your first API key</a></footer>' : ''}
 </article>`;
 }
 
@@ -59,9 +59,9 @@ export function overviewPage(v: OverviewView): string {
   const recent = v.recent.length
     ? scrollTable(ENVELOPE_COLUMNS, envelopeRows(v.recent, v.mode))
     : `<p class="muted">No ${v.mode === 'test' ? 'test ' : ''}envelopes yet.${v.needsKey ? ' Create an API key, then send one with <code>POST /v1/envelopes</code>.' : ' Send one with <code>POST /v1/envelopes</code>.'}</p>`;
-  return `${pageHeader({ title: 'Overview', lead: v.account.name, path: '/dashboard', mode: v.mode })}
+  return `${pageHeader({ title: 'Overview', lead: v.account.name, path: '/dashboard', mode: v.mode, fallback: v.testFallback ? 'envelopes' : undefined })}
 ${v.account.displayNameIsDefault ? namePrompt(v) : ''}
-${v.needsKey ? firstSteps(v) : ''}
+${v.needsKey || v.neverSent ? firstSteps(v) : ''}
 ${stats}
 <article aria-labelledby="spending-heading"><header><h2 id="spending-heading">Spending</h2></header>${spendingChart(v.spending)}</article>
 <article aria-labelledby="recent-heading"><header class="split"><h2 id="recent-heading">Recent envelopes</h2><a href="/dashboard/envelopes${query({ mode: v.mode })}">All envelopes →</a></header>${recent}</article>`;

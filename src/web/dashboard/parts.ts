@@ -41,12 +41,19 @@ export function query(params: Record<string, string | number | undefined>): stri
  * The page heading with, on pages that show API data, the live/test switch (as Stripe's "View test
  * data"): test keys see only test envelopes and webhooks, so the dashboard shows either side.
  */
-export function pageHeader(o: { title: string; lead?: string; path?: string; mode?: Mode; actions?: string }): string {
+export function pageHeader(o: { title: string; lead?: string; path?: string; mode?: Mode; actions?: string; fallback?: string }): string {
+  // On a fallback page "live" must be asked for by name: without ?mode the page would fall back again.
+  const toLive = o.fallback ? '?mode=live' : '';
   const toggle =
     o.path && o.mode
-      ? `<a class="mode-switch secondary outline" role="button" href="${escapeHtml(o.path)}${o.mode === 'live' ? '?mode=test' : ''}">${o.mode === 'live' ? 'View test data' : 'View live data'}</a>`
+      ? `<a class="mode-switch secondary outline" role="button" href="${escapeHtml(o.path)}${o.mode === 'live' ? '?mode=test' : toLive}">${o.mode === 'live' ? 'View test data' : 'View live data'}</a>`
       : '';
-  const banner = o.mode === 'test' ? `<p class="test-banner" role="note"><strong>Test data.</strong> You are looking at what your <code>svc_test_</code> keys created; nothing here was charged or sent to real recipients.</p>` : '';
+  const banner =
+    o.mode !== 'test'
+      ? ''
+      : o.fallback
+        ? `<p class="test-banner" role="note"><strong class="badge test">Test data</strong> Showing test ${escapeHtml(o.fallback)}: this account has no live ones yet. Nothing here was charged or sent to real recipients.</p>`
+        : `<p class="test-banner" role="note"><strong>Test data.</strong> You are looking at what your <code>svc_test_</code> keys created; nothing here was charged or sent to real recipients.</p>`;
   return `<div class="page-head"><hgroup><h1>${escapeHtml(o.title)}</h1>${o.lead ? `<p>${escapeHtml(o.lead)}</p>` : ''}</hgroup><div class="page-actions">${o.actions ?? ''}${toggle}</div></div>${banner}`;
 }
 

@@ -50,7 +50,7 @@ ${deliveries}
 </article>`;
 }
 
-export function webhooksPage(v: { mode: Mode; publicUrl: string; webhooks: WebhookItem[] }): string {
+export function webhooksPage(v: { mode: Mode; publicUrl: string; webhooks: WebhookItem[]; testFallback?: boolean }): string {
   const curl = `curl ${v.publicUrl}/v1/webhooks \\
   -H "Authorization: Bearer ${v.mode === 'test' ? 'svc_test_' : 'svc_live_'}…" \\
   -H "Content-Type: application/json" \\
@@ -58,6 +58,6 @@ export function webhooksPage(v: { mode: Mode; publicUrl: string; webhooks: Webho
   const body = v.webhooks.length
     ? v.webhooks.map((w, i) => registration(w, i, v.mode)).join('\n')
     : emptyState(`No ${v.mode === 'test' ? 'test ' : ''}webhook endpoints`, `<p>Register one with the API; every delivery and its response shows up here.</p><pre><code>${escapeHtml(curl)}</code></pre>`);
-  return `${pageHeader({ title: 'Webhooks', lead: 'Endpoints that hear about your envelopes, and what they answered.', path: '/dashboard/webhooks', mode: v.mode })}
+  return `${pageHeader({ title: 'Webhooks', lead: 'Endpoints that hear about your envelopes, and what they answered.', path: '/dashboard/webhooks', mode: v.mode, fallback: v.testFallback ? 'webhook endpoints' : undefined })}
 ${body}`;
 }

@@ -2,18 +2,31 @@
 // call (SPEC.md's POST /v1/account/products/{product}/enable with the session cookie and the CSRF header).
 const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
 
+// The button's own label changes ("Copied"), and a status line beside it, if any, says it for screen readers.
 for (const button of document.querySelectorAll('[data-copy]')) {
+  const label = button.textContent;
+  let reset;
   button.addEventListener('click', async () => {
     const source = document.getElementById(button.getAttribute('data-copy'));
     if (!source) return;
+    const status = button.parentElement?.querySelector('.copy-status');
+    let said;
     try {
       await navigator.clipboard.writeText(source.textContent.trim());
       button.textContent = 'Copied';
+      said = 'Copied to the clipboard';
     } catch {
       // No clipboard permission (plain http, an old browser): select the text so Ctrl+C works.
       getSelection().selectAllChildren(source);
       button.textContent = 'Press Ctrl+C';
+      said = 'Selected: press Ctrl+C to copy';
     }
+    if (status) status.textContent = said;
+    clearTimeout(reset);
+    reset = setTimeout(() => {
+      button.textContent = label;
+      if (status) status.textContent = '';
+    }, 4000);
   });
 }
 
