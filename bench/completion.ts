@@ -27,6 +27,8 @@ async function open(base: string, token: string): Promise<Session> {
   const doc = await fetch(`${base}${s.documentUrl ?? `/sign/${token}/document`}`);
   await doc.arrayBuffer();
   if (doc.status !== 200) throw new Error(`GET /sign/{token}/document answered ${doc.status}`);
+  // As the signing page does before the first action (outside the timed completion).
+  await expectStatus(await fetch(`${base}/sign/${token}/consent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }), 200, 'POST /sign/{token}/consent');
   return s;
 }
 

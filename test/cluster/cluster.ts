@@ -196,6 +196,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       SIGNING_LINK_SECRET: randomBytes(32).toString('hex'),
       SIGNING_CERT_P12_PATH: p12,
       SIGNING_CERT_PASSPHRASE: passphrase,
+      // A self-signed operator certificate is refused at start unless allowed: this one is a test's.
+      SIGNING_CERT_ALLOW_SELF_SIGNED: 'true',
       PUBLIC_URL: url,
       TRUST_PROXY: '127.0.0.1', // nginx, as README's cluster setup names it
       LOG_LEVEL: 'warn',

@@ -6,9 +6,13 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import type pg from 'pg';
+import { EVENT_NAMES } from '../../src/modules/envelopes/events.js';
 import type { ReceivedRequest } from '../fixtures/receiver.js';
 import type { Node } from './processes.js';
 import type { Acknowledged, Fate } from './workload.js';
+
+/** The stored types of the events webhooks carry (a consent is listed on the envelope, never delivered). */
+const WEBHOOK_EVENT_TYPES = Object.keys(EVENT_NAMES);
 
 const FINAL: Record<Fate, string> = { complete: 'COMPLETED', reject: 'REJECTED', cancel: 'CANCELLED' };
 const ENDED_UNCOMPLETED = ['REJECTED', 'CANCELLED', 'EXPIRED'];
@@ -37,8 +41,8 @@ export async function pending(s: Scope, acks: Acknowledged[], received: Received
   const [e] = await rows<{ n: string }>(
     s.pool,
     `SELECT count(*) AS n FROM envelope_events e JOIN envelopes v ON v.id = e.envelope_id
-      WHERE v.customer_id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.webhook_id = $2)`,
-    [s.customerId, s.webhookId],
+      WHERE v.customer_id = $1 AND e.event_type = ANY($3) AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.webhook_id = $2)`,
+    [s.customerId, s.webhookId, WEBHOOK_EVENT_TYPES],
   );
   if (Number(e.n)) out.push(`${e.n} event(s) without a delivery yet`);
   return out;
@@ -135,7 +139,7 @@ export async function checkMoney(s: Scope, acks: Acknowledged[]): Promise<string
  */
 export async function checkWebhooks(s: Scope, received: ReceivedRequest[]): Promise<{ violations: string[]; deliveries: number; events: number; repeats: number }> {
   const out: string[] = [];
-  const events = await rows<{ id: string }>(s.pool, 'SELECT e.id FROM envelope_events e JOIN envelopes v ON v.id = e.envelope_id WHERE v.customer_id = $1', [s.customerId]);
+  const events = await rows<{ id: string }>(s.pool, 'SELECT e.id FROM envelope_events e JOIN envelopes v ON v.id = e.envelope_id WHERE v.customer_id = $1 AND e.event_type = ANY($2)', [s.customerId, WEBHOOK_EVENT_TYPES]);
   const deliveries = await rows<{ id: string; event: string; envelope_id: string; event_id: string | null; status: string }>(
     s.pool,
     'SELECT id, event, envelope_id, event_id, status FROM webhook_deliveries WHERE webhook_id = $1',

@@ -121,7 +121,7 @@ export function createWorkload(opts: { url: string; apiKey: string }) {
     return { ack, tokens };
   }
 
-  /** What the signing page does: the session (records the view), the document, then complete or reject. */
+  /** What the signing page does: the session (records the view), the document, then consent and complete, or reject. */
   async function act(token: string, action: 'complete' | 'reject', title: string): Promise<void> {
     const s = await untilAnswered('GET session', request(`/sign/${token}/session`));
     expect(s, 200, `GET /sign/{token}/session (${title})`);
@@ -133,6 +133,11 @@ export function createWorkload(opts: { url: string; apiKey: string }) {
       action === 'complete'
         ? { fields: session.fields.map((f) => ({ fieldId: f.fieldId, value: null })), signature: { kind: 'drawn', image: PNG } }
         : { reason: 'Not what we agreed' };
+    if (action === 'complete') {
+      // Consent is asked once: a retry after a lost answer finds it recorded and is answered the same.
+      const c = await untilAnswered('POST consent', request(`/sign/${token}/consent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }));
+      expect(c, 200, `POST /sign/{token}/consent (${title})`);
+    }
     const a = await untilAnswered(`POST ${action}`, request(`/sign/${token}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
     // A retry after the first attempt took effect (its answer was lost with the node) finds it done.
     if (a.status === 409 && a.json().code === 'ALREADY_ACTED') stats.alreadyActed++;
