@@ -216,7 +216,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(authRoutes({ auth: c.auth }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
-    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
