@@ -32,6 +32,7 @@ import { accountRoutes } from './modules/account/account.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { billingSection } from './modules/dashboard/billing.routes.js';
 import { envelopePagesSection } from './modules/dashboard/envelope-pages.routes.js';
+import { editorPagesSection } from './modules/editor/editor-pages.routes.js';
 import { keysSection } from './modules/dashboard/keys.routes.js';
 import { overviewSection } from './modules/dashboard/overview.routes.js';
 import { productPagesSection } from './modules/dashboard/products.routes.js';
@@ -246,6 +247,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
         envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
+        editorPagesSection({ db: c.db, envelopes: c.envelopes }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
         settingsSection({ db: c.db, account: c.services.account }),
