@@ -38,6 +38,8 @@ import { overviewSection } from './modules/dashboard/overview.routes.js';
 import { productPagesSection } from './modules/dashboard/products.routes.js';
 import { webhookPagesSection } from './modules/dashboard/webhooks.routes.js';
 import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
+import { prepareLinkResolver } from './modules/editor/prepare-link-resolver.js';
+import { prepareLinksRoutes } from './modules/editor/prepare-links.routes.js';
 import { settingsSection } from './modules/dashboard/settings.routes.js';
 import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
 import { discoveryRoutes, type EngineHealth } from './modules/discovery/discovery.routes.js';
@@ -161,7 +163,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   const x402Http = { db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit };
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
-      sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
+      sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }), prepareLinkResolver({ db: c.db, links: c.prepareLinks }),
       // Last: a bearer credential wins over a payment header.
       x402Resolver(x402Http),
     ],
@@ -219,6 +221,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(
     envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
+  await app.register(prepareLinksRoutes({ db: c.db, links: c.prepareLinks, envelopes: c.envelopes, commitMutation: c.commitMutation }));
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(verificationsRoutes({ db: c.db, verifications: c.verifications, commitMutation: c.commitMutation }));

@@ -369,7 +369,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
-    ...createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto }),
+    ...createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock }),
     templates,
     refunds,
     webhooks,

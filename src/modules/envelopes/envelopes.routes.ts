@@ -48,7 +48,7 @@ const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_J
 const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED', 'X402_NOT_APPLICABLE'];
 const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
 // The field routes and send also take the dashboard cookie (with X-CSRF-Token): the field editor saves through them.
-const EDITOR = { sessionCookie: true } as const;
+const EDITOR = { sessionCookie: true, prepareLink: true } as const;
 const EDITOR_SECURITY = [...SECURITY.mutate, { sessionCookie: [] }];
 
 const ZMultipartDoc = z.object({

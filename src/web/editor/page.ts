@@ -37,6 +37,8 @@ export type EditorPageOptions = {
   urls: { document: string; fields: string; send: string; done: string; back: string };
   /** The dashboard's CSRF token (X-CSRF-Token on every save); absent for a prepare link, whose token is in its URLs. */
   csrf?: string;
+  /** A prepare link's token: sent as X-Prepare-Token on every save instead of a session. */
+  prepareToken?: string;
 };
 
 const PALETTE: [string, string][] = [
@@ -70,9 +72,9 @@ export function renderEditorPage(o: EditorPageOptions): string {
   return `${head}
 <body>
 <script type="application/json" id="editor-state">${jsonBlock(o.state)}</script>
-<div id="editor" class="editor" data-pdfjs-base="${escapeHtml(o.pdfjsAssets)}/" data-signing-base="${escapeHtml(o.signingAssets)}/" data-document-url="${escapeHtml(u.document)}" data-fields-url="${escapeHtml(u.fields)}" data-send-url="${escapeHtml(u.send)}" data-done-url="${escapeHtml(u.done)}">
+<div id="editor" class="editor" data-pdfjs-base="${escapeHtml(o.pdfjsAssets)}/" data-signing-base="${escapeHtml(o.signingAssets)}/" data-document-url="${escapeHtml(u.document)}" data-fields-url="${escapeHtml(u.fields)}" data-send-url="${escapeHtml(u.send)}" data-done-url="${escapeHtml(u.done)}"${o.prepareToken ? ` data-prepare-token="${escapeHtml(o.prepareToken)}"` : ''}>
 <header class="bar">
-  <p class="crumb"><a href="${escapeHtml(u.back)}">Back to the envelope</a></p>
+  ${u.back ? `<p class="crumb"><a href="${escapeHtml(u.back)}">Back to the envelope</a></p>` : ''}
   <h1>Prepare: ${escapeHtml(title)}</h1>
   <button type="button" id="send" class="primary">Send</button>
 </header>

@@ -6,6 +6,8 @@ const root = document.getElementById('editor');
 const state = JSON.parse(document.getElementById('editor-state').textContent);
 const abs = (path) => new URL(path, location.href).href;
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content;
+// A prepare link carries its own credential; the dashboard's session cookie goes with X-CSRF-Token.
+const prepareToken = root.dataset.prepareToken;
 const statusEl = document.getElementById('status');
 const selectionEl = document.getElementById('selection');
 const recipientSelect = document.getElementById('recipient');
@@ -20,7 +22,7 @@ const say = (text) => (statusEl.textContent = text);
 async function api(method, url, body, headers = {}) {
   const res = await fetch(url, {
     method,
-    headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(csrf && { 'x-csrf-token': csrf }), ...headers },
+    headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(csrf && { 'x-csrf-token': csrf }), ...(prepareToken && { 'x-prepare-token': prepareToken }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) {
