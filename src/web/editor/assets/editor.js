@@ -80,7 +80,7 @@ function save(f) {
   const p = { ...f.p };
   f.saving = (f.saving ?? Promise.resolve())
     .then(() => api('PATCH', `${root.dataset.fieldsUrl}/${f.fieldId}`, bodyOf(p)))
-    .then(() => say(`Saved ${labelOf(f).toLowerCase()}.`))
+    .then(() => say(`Saved: ${labelOf(f)}.`))
     .catch((err) => say(`Not saved: ${err.message}`));
   return f.saving;
 }
@@ -119,7 +119,7 @@ async function remove(f) {
     fields.delete(f.fieldId);
     f.el.remove();
     if (selected === f) select(null);
-    say(`Removed ${labelOf(f).toLowerCase()}.`);
+    say(`Removed: ${labelOf(f)}.`);
   } catch (err) {
     say(`Not removed: ${err.message}`);
   }
@@ -196,7 +196,7 @@ async function add(type, pageNumber, x, y) {
     const { fields: created } = await api('POST', root.dataset.fieldsUrl, { fields: [{ type, recipientEmail: r.email, required: requiredBox.checked, ...bodyOf(p) }] });
     const f = mount(created[0]);
     f.el.focus();
-    say(`Added ${labelOf(f).toLowerCase()} on page ${pageNumber}.`);
+    say(`Added: ${labelOf(f)}, page ${pageNumber}.`);
   } catch (err) {
     say(`Not added: ${err.message}`);
   }
