@@ -163,7 +163,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   const x402Http = { db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit };
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
-      sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }), prepareLinkResolver({ db: c.db, links: c.prepareLinks }),
+      // A prepare link's explicit token first: a browser signed in to the dashboard may open one too.
+      prepareLinkResolver({ db: c.db, links: c.prepareLinks }), sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
       // Last: a bearer credential wins over a payment header.
       x402Resolver(x402Http),
     ],

@@ -160,4 +160,28 @@ describe('the field editor in Chromium', () => {
     inBox('Alice', aliceFields.find((f) => f.type === 'SIGNATURE')!);
     inBox('Bob', bobFields.find((f) => f.type === 'SIGNATURE')!);
   });
+
+  test('a prepare link opens the same editor with no session of its own; a field added by keyboard is saved to that draft', async () => {
+    const created = await api.createEnvelope(await contractPdf(), { title: 'Embedded draft', recipients: [alice], fields: [], draft: true });
+    const id = created.body.envelopeId as string;
+    const minted = await api.json<{ url: string }>('POST', `/v1/envelopes/${id}/prepare-link`);
+    assert.equal(minted.status, 201);
+    // This browser is also signed in to the dashboard: the link's own token must still be what authorizes the saves.
+    const page = await context.newPage();
+    const problems = await watchPage(page, '/prepare/');
+    await page.goto(minted.body.url);
+    await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('.tool', { hasText: /^Date$/ }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /Added/.test(document.getElementById('status')?.textContent ?? ''));
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      await assertPageFitsAndIsAccessible(page, 'prepare link', width);
+      await page.screenshot({ path: `${SHOTS}/prepare-link-${width}.png`, fullPage: true });
+    }
+    const fields = (await api.json<{ fields: { type: string }[] }>('GET', `/v1/envelopes/${id}`)).body.fields;
+    assert.deepEqual(fields.map((f) => f.type), ['DATE']);
+    assert.deepEqual(problems, []);
+  });
 });
