@@ -89,6 +89,11 @@ describe('the field editor in Chromium', () => {
     await page.keyboard.press('Shift+ArrowRight');
     await page.keyboard.press('r');
     await page.waitForFunction(() => /Saved/.test(document.getElementById('status')?.textContent ?? ''));
+    // Without dragging (WCAG 2.5.7): the text field's width typed in points.
+    await page.locator('.field[data-type="TEXT"]').focus();
+    await page.getByLabel('Width').fill('200');
+    await page.getByLabel('Width').press('Enter');
+    assert.equal(await page.getByLabel('Width').inputValue(), '200.0');
 
     // The text field was dropped on the contract's paragraph: the editor warns, without refusing.
     assert.equal(await page.locator('.field.overlaps').count() >= 1, true, 'a field over text is flagged');
@@ -108,6 +113,11 @@ describe('the field editor in Chromium', () => {
       return { done: k && Math.abs((k.positionY / 100) * LETTER.height - kb.y) < 1 && k.width > 0 ? r.body : undefined, seen: r.body.fields };
     });
     assert.equal(draft.fields.length, 3);
+    const textField = await waitFor('the typed width', async () => {
+      const f = (await api.json<{ fields: { type: string; width: number }[] }>('GET', `/v1/envelopes/${id}`)).body.fields.find((x) => x.type === 'TEXT')!;
+      return { done: Math.abs((f.width / 100) * LETTER.width - 200) < 0.01 ? f : undefined, seen: f };
+    });
+    assert.ok(textField);
 
     await page.getByRole('button', { name: 'Send' }).click();
     await page.waitForURL(`${base}/dashboard/envelopes/${id}`, { timeout: 20_000 });

@@ -90,6 +90,13 @@ export function renderEditorPage(o: EditorPageOptions): string {
   <ul class="legend">${legend}</ul>
   <h2>Selected field</h2>
   <p id="selection" class="help">None: select a field on a page.</p>
+  <fieldset id="placement" class="placement" disabled>
+    <legend>Position and size, in points from the top-left corner</legend>
+    <label for="pos-x">X</label><input id="pos-x" data-key="x" type="number" step="1" inputmode="decimal">
+    <label for="pos-y">Y</label><input id="pos-y" data-key="y" type="number" step="1" inputmode="decimal">
+    <label for="pos-w">Width</label><input id="pos-w" data-key="width" type="number" step="1" min="8" inputmode="decimal">
+    <label for="pos-h">Height</label><input id="pos-h" data-key="height" type="number" step="1" min="8" inputmode="decimal">
+  </fieldset>
   <p id="status" class="status" role="status" aria-live="polite"></p>
 </aside>
 <main id="pages" class="pages" aria-label="Document pages"><p class="help">Loading the document…</p></main>

@@ -62,7 +62,34 @@ function draw(f) {
   f.desc.textContent = ` ${labelOf(f).slice((LABELS[f.type] ?? f.type).length)}, ${geo.describePoints(f.p, pg.size)}${f === selected && resizeMode ? ', resizing' : ''}.`;
   f.el.dataset.x = String(f.p.x);
   f.el.dataset.y = String(f.p.y);
+  if (f === selected) showPlacement(f, pg.size);
   if (f === selected) selectionEl.textContent = `${labelOf(f)}: ${geo.describePoints(f.p, pg.size)}${overlaps ? '. It covers text on the page: move it if the text should stay readable.' : ''}`;
+}
+
+/** X, Y, width and height in points: a way to place a field without dragging (WCAG 2.5.7). */
+const placementBox = document.getElementById('placement');
+const inputs = [...placementBox.querySelectorAll('input')];
+function showPlacement(f, size) {
+  placementBox.disabled = false;
+  for (const input of inputs) {
+    const key = input.dataset.key;
+    const total = key === 'x' || key === 'width' ? size.width : size.height;
+    if (document.activeElement !== input) input.value = ((f.p[key] / 100) * total).toFixed(1);
+  }
+}
+for (const input of inputs) {
+  input.addEventListener('change', () => {
+    const f = selected;
+    const value = Number(input.value);
+    if (!f || !Number.isFinite(value)) return;
+    const size = pages.get(f.p.page).size;
+    const key = input.dataset.key;
+    const total = key === 'x' || key === 'width' ? size.width : size.height;
+    f.p = geo.clampPlacement({ ...f.p, [key]: (value / total) * 100 }, size);
+    draw(f);
+    input.value = ((f.p[key] / 100) * total).toFixed(1);
+    save(f);
+  });
 }
 
 function select(f) {
@@ -72,7 +99,10 @@ function select(f) {
     f.el.classList.add('selected');
     f.el.classList.toggle('resizing', resizeMode);
     draw(f);
-  } else selectionEl.textContent = 'None: select a field on a page.';
+  } else {
+    selectionEl.textContent = 'None: select a field on a page.';
+    placementBox.disabled = true;
+  }
 }
 
 /** Saves a field's placement; saves of one field run in order, the last one wins. */
