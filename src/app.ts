@@ -32,11 +32,14 @@ import { accountRoutes } from './modules/account/account.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { billingSection } from './modules/dashboard/billing.routes.js';
 import { envelopePagesSection } from './modules/dashboard/envelope-pages.routes.js';
+import { editorPagesSection } from './modules/editor/editor-pages.routes.js';
 import { keysSection } from './modules/dashboard/keys.routes.js';
 import { overviewSection } from './modules/dashboard/overview.routes.js';
 import { productPagesSection } from './modules/dashboard/products.routes.js';
 import { webhookPagesSection } from './modules/dashboard/webhooks.routes.js';
 import { sessionCookieResolver } from './modules/dashboard/session-resolver.js';
+import { prepareLinkResolver } from './modules/editor/prepare-link-resolver.js';
+import { prepareLinksRoutes } from './modules/editor/prepare-links.routes.js';
 import { settingsSection } from './modules/dashboard/settings.routes.js';
 import { signInRoutes } from './modules/dashboard/sign-in.routes.js';
 import { discoveryRoutes, type EngineHealth } from './modules/discovery/discovery.routes.js';
@@ -160,7 +163,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   const x402Http = { db: c.db, x402: c.x402, accounts: c.services.account, audit: c.services.audit, publicUrl: config.publicUrl, sandboxLimit: config.sandboxLimit };
   registerAuth(app, {
     resolvers: [apiKeyResolver({ db: c.db, accounts: c.repos.accounts, cache: c.apiKeyCache }), walletJwtResolver({ tokens: c.walletTokens }),
-      sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
+      // A prepare link's explicit token first: a browser signed in to the dashboard may open one too.
+      prepareLinkResolver({ db: c.db, links: c.prepareLinks }), sessionCookieResolver({ db: c.db, sessions: c.dashboard.sessions, csrf: c.dashboard.csrf }),
       // Last: a bearer credential wins over a payment header.
       x402Resolver(x402Http),
     ],
@@ -216,8 +220,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(authRoutes({ auth: c.auth }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
-    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
+  await app.register(prepareLinksRoutes({ db: c.db, links: c.prepareLinks, envelopes: c.envelopes, commitMutation: c.commitMutation }));
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(verificationsRoutes({ db: c.db, verifications: c.verifications, commitMutation: c.commitMutation }));
@@ -246,6 +251,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
         envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
+        editorPagesSection({ db: c.db, envelopes: c.envelopes }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
         settingsSection({ db: c.db, account: c.services.account }),

@@ -58,7 +58,7 @@ import { createSenderNotices, senderNoticeJob } from './modules/envelopes/sender
 import { distributeJob, envelopePeriodicTasks, remoteSweepJobs } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
-import { createRecipientLinks } from './modules/envelopes/recipient-links.js';
+import { createEnvelopeEditing } from './container-editor.js';
 import { createSigningService } from './modules/signing/signing.service.js';
 import { deleteDocumentJob, templateBlobOwner } from './modules/templates/templates.jobs.js';
 import { createTemplatesRepo } from './modules/templates/templates.repo.js';
@@ -369,7 +369,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
-    recipientLinks: createRecipientLinks({ repo: envelopesRepo, engine, audit }),
+    ...createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock }),
     templates,
     refunds,
     webhooks,

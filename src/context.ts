@@ -3,7 +3,7 @@ export type Actor = Readonly<{
   customerId: string;
   /** Test-mode callers see only test-mode data and are never charged. */
   mode: 'live' | 'test';
-  via: 'api_key' | 'wallet_jwt' | 'x402' | 'session';
+  via: 'api_key' | 'wallet_jwt' | 'x402' | 'session' | 'prepare_link';
   /** The API key's id and display prefix when via is api_key. */
   keyId: string | null;
   keyPrefix?: string;

@@ -72,6 +72,7 @@ export const ERROR_CODES = {
   NOT_SUPPORTED_BY_ENGINE: [400, "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself)."],
   // Recipient signing (/sign/{token})
   SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
+  PREPARE_LINK_INVALID: [404, 'The prepare link is unknown, expired, or its envelope is no longer a draft.'],
   NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
   ALREADY_ACTED: [409, 'This recipient has already signed, approved or declined.'],
   CONSENT_REQUIRED: [409, 'This recipient must agree to use electronic records and signatures (POST /sign/{token}/consent) before signing, approving or filling fields; declining needs no consent.'],

@@ -80,6 +80,8 @@ const CASES: RouteCase[] = [
   { method: 'POST', url: '/v1/envelopes/:id/recipients/:recipient/link', ...envelope, params: { recipient: '1' } },
   { method: 'GET', url: '/v1/envelopes/:id/download', ...envelope },
   { method: 'POST', url: '/v1/envelopes/:id/fields', ...envelope, body: () => ({ fields: [sigField(signer(1).email)] }) },
+  { method: 'POST', url: '/v1/envelopes/:id/prepare-link', ...envelope },
+  { method: 'PATCH', url: '/v1/envelopes/:id/fields/:fid', ...envelope, params: { fid: '1' }, body: () => ({ positionXPercent: 5 }) },
   { method: 'DELETE', url: '/v1/envelopes/:id/fields/:fid', ...envelope, params: { fid: '1' } },
   // Templates
   { method: 'POST', url: '/v1/templates', body: templateCreateBody },

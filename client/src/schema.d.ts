@@ -388,6 +388,30 @@ export interface paths {
         delete: operations["removeEnvelopeField"];
         options?: never;
         head?: never;
+        /**
+         * Move or resize a DRAFT envelope's field (page, position, size in percent of the page)
+         * @description Give any of page, positionXPercent, positionYPercent, widthPercent, heightPercent (or the Alt names positionX…); the rest stays. The merged placement must stay on the page (400 VALIDATION_ERROR). The field keeps its id, type and recipient. Free.
+         */
+        patch: operations["updateEnvelopeField"];
+        trace?: never;
+    };
+    "/v1/envelopes/{id}/prepare-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A short-lived link to the field editor for one DRAFT, to open in your own app
+         * @description The link opens the visual field editor for this draft only, with no other credential, for 30 minutes or until the envelope is sent. Its saves go through the field routes and send of this envelope and no other. Free.
+         */
+        post: operations["createPrepareLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -828,37 +852,6 @@ export interface components {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollmentInput"][];
         };
-        McpManifestInput: {
-            name: string;
-            /** @constant */
-            version: "1.0.0";
-            description: string;
-            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
-            mcpUrl: string;
-            /** @constant */
-            transport: "streamable-http";
-            pricing: {
-                per_envelope_cents: number;
-                /** @constant */
-                currency: "USD";
-            };
-            /** @description Accepted credentials; x402 is listed only when the server has it on */
-            auth: {
-                /** @enum {string} */
-                type: "api_key" | "wallet_jwt" | "x402";
-                /** @description The request header that carries it */
-                header: string;
-                format: string;
-                description: string;
-            }[];
-            tools: {
-                name: string;
-                title: string;
-                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
-                priceCents: number | null;
-                mutates: boolean;
-            }[];
-        };
         FieldInput: {
             fieldId: number;
             id: string;
@@ -922,6 +915,37 @@ export interface components {
                 event: string;
                 recipientEmail: string | null;
                 occurredAt: string;
+            }[];
+        };
+        McpManifestInput: {
+            name: string;
+            /** @constant */
+            version: "1.0.0";
+            description: string;
+            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
+            mcpUrl: string;
+            /** @constant */
+            transport: "streamable-http";
+            pricing: {
+                per_envelope_cents: number;
+                /** @constant */
+                currency: "USD";
+            };
+            /** @description Accepted credentials; x402 is listed only when the server has it on */
+            auth: {
+                /** @enum {string} */
+                type: "api_key" | "wallet_jwt" | "x402";
+                /** @description The request header that carries it */
+                header: string;
+                format: string;
+                description: string;
+            }[];
+            tools: {
+                name: string;
+                title: string;
+                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
+                priceCents: number | null;
+                mutates: boolean;
             }[];
         };
         TemplateRecipientInput: {
@@ -1277,37 +1301,6 @@ export interface components {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollment"][];
         };
-        McpManifest: {
-            name: string;
-            /** @constant */
-            version: "1.0.0";
-            description: string;
-            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
-            mcpUrl: string;
-            /** @constant */
-            transport: "streamable-http";
-            pricing: {
-                per_envelope_cents: number;
-                /** @constant */
-                currency: "USD";
-            };
-            /** @description Accepted credentials; x402 is listed only when the server has it on */
-            auth: {
-                /** @enum {string} */
-                type: "api_key" | "wallet_jwt" | "x402";
-                /** @description The request header that carries it */
-                header: string;
-                format: string;
-                description: string;
-            }[];
-            tools: {
-                name: string;
-                title: string;
-                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
-                priceCents: number | null;
-                mutates: boolean;
-            }[];
-        };
         Field: {
             fieldId: number;
             id: string;
@@ -1371,6 +1364,37 @@ export interface components {
                 event: string;
                 recipientEmail: string | null;
                 occurredAt: string;
+            }[];
+        };
+        McpManifest: {
+            name: string;
+            /** @constant */
+            version: "1.0.0";
+            description: string;
+            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
+            mcpUrl: string;
+            /** @constant */
+            transport: "streamable-http";
+            pricing: {
+                per_envelope_cents: number;
+                /** @constant */
+                currency: "USD";
+            };
+            /** @description Accepted credentials; x402 is listed only when the server has it on */
+            auth: {
+                /** @enum {string} */
+                type: "api_key" | "wallet_jwt" | "x402";
+                /** @description The request header that carries it */
+                header: string;
+                format: string;
+                description: string;
+            }[];
+            tools: {
+                name: string;
+                title: string;
+                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
+                priceCents: number | null;
+                mutates: boolean;
             }[];
         };
         TemplateRecipient: {
@@ -7512,6 +7536,637 @@ export interface operations {
                         error: string;
                         /** @enum {string} */
                         code: "SERVICE_UNAVAILABLE" | "DOCUMENSO_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    updateEnvelopeField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                fid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "positionXPercent": 12.5,
+                 *       "positionYPercent": 80,
+                 *       "widthPercent": 25
+                 *     }
+                 */
+                "application/json": {
+                    page?: number;
+                    positionXPercent?: number;
+                    positionX?: number;
+                    positionYPercent?: number;
+                    positionY?: number;
+                    widthPercent?: number;
+                    width?: number;
+                    heightPercent?: number;
+                    height?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "fieldId": 1,
+                     *       "id": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "type": "SIGNATURE",
+                     *       "recipientEmail": "ada@example.com",
+                     *       "page": 1,
+                     *       "positionX": 1,
+                     *       "positionXPercent": 1,
+                     *       "positionY": 1,
+                     *       "positionYPercent": 1,
+                     *       "width": 1,
+                     *       "widthPercent": 1,
+                     *       "height": 1,
+                     *       "heightPercent": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Field"];
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     INVALID_FIELD_ID: The field id is not a valid identifier.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_FIELD_ID" | "NOT_SUPPORTED_BY_ENGINE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description CSRF_TOKEN_INVALID: A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again).",
+                     *       "code": "CSRF_TOKEN_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "CSRF_TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description ENVELOPE_NOT_FOUND: No such envelope owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such envelope owned by the caller.",
+                     *       "code": "ENVELOPE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "ENVELOPE_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     ENVELOPE_NOT_DRAFT: Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ENVELOPE_NOT_DRAFT";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createPrepareLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://example.com/signed",
+                     *       "expiresAt": "2026-01-15T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The editor for this draft; open it in a browser or a frame. It needs no other credential: treat it as a secret */
+                        url: string;
+                        /** @description When the link stops opening the editor (30 minutes); sending the envelope ends it too */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key header is empty or longer than 255 characters.",
+                     *       "code": "IDEMPOTENCY_KEY_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description ENVELOPE_NOT_FOUND: No such envelope owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such envelope owned by the caller.",
+                     *       "code": "ENVELOPE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "ENVELOPE_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     ENVELOPE_NOT_DRAFT: Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ENVELOPE_NOT_DRAFT";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                         requestId?: string;
                         details?: {
                             path: string;

@@ -113,6 +113,8 @@ export interface SigningEngine {
   addFields(tx: Tx, engineEnvelopeId: string, fields: EngineFieldInput[]): Promise<{ engineFieldId: number; recipientEmail: string }[]>;
   /** False when the field does not exist on this document. */
   removeField(tx: Tx, engineEnvelopeId: string, engineFieldId: number): Promise<boolean>;
+  /** Moves or resizes a draft's field; false when the field does not exist on this document. Absent when the engine cannot (Documenso). */
+  updateField?(tx: Tx, engineEnvelopeId: string, engineFieldId: number, placement: Placement): Promise<boolean>;
   /**
    * Distributes: invitations go out (to the first in signing order); the document becomes SENT.
    * `testSend` (when given) decides, at send time, whether mail goes to the outbox only. A remote

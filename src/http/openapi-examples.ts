@@ -11,6 +11,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createDraftEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients } },
   createTemplate: { file: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field] } },
   addEnvelopeFields: { fields: [field] },
+  updateEnvelopeField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
   updateAccount: { displayName: 'Analytical Engines Ltd' },
   updateTemplate: { title: 'Mutual NDA (2026)' },
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
+import type { Placement } from '../../pdf/types.js';
 import { companionCtes, executePrepared, preparedPer } from '../../db/prepared.js';
 import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
@@ -134,6 +135,11 @@ export function createLocalEngineRepo() {
     async insertFields(tx: DbOrTx, rows: (typeof engineFields.$inferInsert)[]): Promise<FieldRow[]> {
       if (rows.length === 0) return [];
       return tx.insert(engineFields).values(rows).returning();
+    },
+
+    async updateFieldPlacement(tx: DbOrTx, documentId: string, fieldId: number, p: Placement): Promise<boolean> {
+      const rows = await tx.update(engineFields).set({ page: p.page, x: p.x, y: p.y, width: p.width, height: p.height }).where(and(eq(engineFields.documentId, documentId), eq(engineFields.id, fieldId))).returning({ id: engineFields.id });
+      return rows.length > 0;
     },
 
     async deleteField(tx: DbOrTx, documentId: string, fieldId: number): Promise<boolean> {

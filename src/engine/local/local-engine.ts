@@ -180,6 +180,12 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return repo.deleteField(tx, doc.id, engineFieldId);
     },
 
+    async updateField(tx, engineEnvelopeId, engineFieldId, placement) {
+      const doc = await requireDocument(tx, engineEnvelopeId, true);
+      if (doc.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be changed only while the envelope is a DRAFT');
+      return repo.updateFieldPlacement(tx, doc.id, engineFieldId, placement);
+    },
+
     async send(tx: Tx, engineEnvelopeId: string, opts: { meta?: EngineMeta; testSend?: boolean } = {}) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);

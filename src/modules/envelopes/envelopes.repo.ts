@@ -215,6 +215,15 @@ export function createEnvelopesRepo() {
       return tx.select().from(envelopeFields).where(inArray(envelopeFields.envelopeId, envelopeIds)).orderBy(asc(envelopeFields.id));
     },
 
+    async updateFieldPlacement(tx: DbOrTx, envelopeId: string, engineFieldId: number, p: { page: number; x: number; y: number; width: number; height: number }): Promise<StoredFieldRow | undefined> {
+      const [row] = await tx
+        .update(envelopeFields)
+        .set({ page: p.page, x: p.x, y: p.y, width: p.width, height: p.height })
+        .where(and(eq(envelopeFields.envelopeId, envelopeId), eq(envelopeFields.engineFieldId, engineFieldId)))
+        .returning();
+      return row;
+    },
+
     async deleteField(tx: DbOrTx, envelopeId: string, engineFieldId: number): Promise<void> {
       await tx.delete(envelopeFields).where(and(eq(envelopeFields.envelopeId, envelopeId), eq(envelopeFields.engineFieldId, engineFieldId)));
     },

@@ -17,6 +17,8 @@ import {
   ZEnvelope,
   ZEnvelopeIdParam,
   ZFieldIdParam,
+  ZFieldPatch,
+  ZField,
   ZListQuery,
   ZLinkReissued,
   ZLiveStatus,
@@ -28,12 +30,14 @@ import {
   type TCreatePayload,
 } from './envelopes.schemas.js';
 import type { EnvelopesService } from './envelopes.service.js';
+import type { FieldEdits } from './field-edits.js';
 import type { RecipientLinks } from './recipient-links.js';
 
 export type RouteDeps = {
   db: Db;
   envelopes: EnvelopesService;
   links: RecipientLinks;
+  fieldEdits: FieldEdits;
   commitMutation: CommitMutation;
   maxPdfBytes: number;
 };
@@ -43,6 +47,9 @@ const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_J
 // X402_NOT_APPLICABLE: an x402 payment cannot also pay a gated recipient's verification.
 const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED', 'X402_NOT_APPLICABLE'];
 const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
+// The field routes and send also take the dashboard cookie (with X-CSRF-Token): the field editor saves through them.
+const EDITOR = { sessionCookie: true, prepareLink: true } as const;
+const EDITOR_SECURITY = [...SECURITY.mutate, { sessionCookie: [] }];
 
 const ZMultipartDoc = z.object({
   pdf: z.string().meta({ format: 'binary' }).describe('The PDF (binary). Up to 10 `pdf` parts are joined, in order, into one document.'),
@@ -173,12 +180,12 @@ export function envelopesRoutes(deps: RouteDeps) {
     });
 
     r.post('/v1/envelopes/:id/send', {
-      config: { auth: 'customer', idempotency: 'required', price: 'envelope_send' },
+      config: { auth: 'customer', idempotency: 'required', price: 'envelope_send', ...EDITOR },
       schema: {
         operationId: 'sendEnvelope',
         tags,
         summary: 'Send a DRAFT: it becomes SENT and the invitations go out',
-        security: [...SECURITY.mutate],
+        security: EDITOR_SECURITY,
         params: ZEnvelopeIdParam,
         body: ZSendBody,
         response: {
@@ -254,12 +261,12 @@ export function envelopesRoutes(deps: RouteDeps) {
     });
 
     r.post('/v1/envelopes/:id/fields', {
-      config: { auth: 'customer', idempotency: 'optional' },
+      config: { auth: 'customer', idempotency: 'optional', ...EDITOR },
       schema: {
         operationId: 'addEnvelopeFields',
         tags,
         summary: 'Add fields to a DRAFT envelope',
-        security: [...SECURITY.mutate],
+        security: EDITOR_SECURITY,
         params: ZEnvelopeIdParam,
         body: ZAddFields,
         response: { 200: ZAddFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ENVELOPE_NOT_DRAFT', 'FIELD_CREATION_FAILED'], ENGINE_ERRORS) },
@@ -268,13 +275,29 @@ export function envelopesRoutes(deps: RouteDeps) {
         commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.addFields(tx, requestContext(request), request.params.id, request.body.fields) })),
     });
 
+    r.patch('/v1/envelopes/:id/fields/:fid', {
+      config: { auth: 'customer', idempotency: 'optional', ...EDITOR },
+      schema: {
+        operationId: 'updateEnvelopeField',
+        tags,
+        summary: "Move or resize a DRAFT envelope's field (page, position, size in percent of the page)",
+        description: 'Give any of page, positionXPercent, positionYPercent, widthPercent, heightPercent (or the Alt names positionX…); the rest stays. The merged placement must stay on the page (400 VALIDATION_ERROR). The field keeps its id, type and recipient. Free.',
+        security: EDITOR_SECURITY,
+        params: ZFieldIdParam,
+        body: ZFieldPatch,
+        response: { 200: ZField, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'ENVELOPE_NOT_DRAFT', 'NOT_SUPPORTED_BY_ENGINE', 'CSRF_TOKEN_INVALID']) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.fieldEdits.update(tx, requestContext(request), request.params.id, request.params.fid, request.body) })),
+    });
+
     r.delete('/v1/envelopes/:id/fields/:fid', {
-      config: { auth: 'customer', idempotency: 'optional' },
+      config: { auth: 'customer', idempotency: 'optional', ...EDITOR },
       schema: {
         operationId: 'removeEnvelopeField',
         tags,
         summary: 'Remove a field from a DRAFT envelope (204; Alt: ?alt=1 answers 200 {success: true})',
-        security: [...SECURITY.mutate],
+        security: EDITOR_SECURITY,
         params: ZFieldIdParam,
         querystring: z.object({ alt: z.enum(['0', '1', 'true', 'false']).optional() }),
         response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'ENVELOPE_NOT_DRAFT', 'DELETE_FAILED'], ENGINE_ERRORS) },

@@ -78,6 +78,23 @@ export const ZAddFields = z.object({
   fields: z.array(ZFieldInput.refine((f) => f.recipientEmail !== undefined, { message: 'recipientEmail is required', path: ['recipientEmail'] })).min(1).max(200),
 });
 
+/** PATCH a draft's field: any of page, position and size (SPEC's names or the Alt ones); the rest stays. */
+export const ZFieldPatch = z
+  .object({
+    page: z.number().int().min(1).max(10000).optional(),
+    positionXPercent: pct.optional(),
+    positionX: pct.optional(),
+    positionYPercent: pct.optional(),
+    positionY: pct.optional(),
+    widthPercent: pct.gt(0).optional(),
+    width: pct.gt(0).optional(),
+    heightPercent: pct.gt(0).optional(),
+    height: pct.gt(0).optional(),
+  })
+  .strict()
+  .refine((p) => Object.keys(p).length > 0, { message: 'give at least one of page, positionXPercent, positionYPercent, widthPercent, heightPercent' });
+export type TFieldPatch = z.infer<typeof ZFieldPatch>;
+
 export const ZSendBody = z.object({ meta: ZMeta.optional() }).nullish();
 
 export const ZEnvelopeIdParam = z.object({ id: z.string() });

@@ -51,7 +51,9 @@ export function envelopeDetailPage(e: EnvelopeDetail, mode: Mode): string {
   const download =
     e.status === 'COMPLETED'
       ? `<a role="button" href="/dashboard/envelopes/${escapeHtml(e.envelopeId)}/download${q}" download>Download signed PDF</a>`
-      : '';
+      : e.status === 'DRAFT' && mode === 'live'
+        ? `<a role="button" href="/dashboard/envelopes/${escapeHtml(e.envelopeId)}/prepare">Prepare fields and send</a>`
+        : '';
   const dates = `<dl class="facts">
 <div><dt>Status</dt><dd>${badge(e.status)}</dd></div>
 <div><dt>Created</dt><dd>${when(e.createdAt)}</dd></div>

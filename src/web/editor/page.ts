@@ -1,0 +1,107 @@
+/**
+ * The field editor: a static shell around one draft. The draft's recipients and fields travel in a JSON
+ * data block (not executed, so the CSP's script-src does not apply to it); editor.js renders the pages
+ * with pdf.js and saves every change through the field API as it happens.
+ */
+import { escapeHtml, pageHead } from '../html.js';
+
+/** The dashboard's strict policy, plus the pdf.js worker and the canvases pdf.js draws images through. */
+export const EDITOR_PAGE_CSP = {
+  'default-src': ["'none'"],
+  'script-src': ["'self'"],
+  'worker-src': ["'self'"],
+  'style-src': ["'self'"],
+  'img-src': ["'self'", 'data:', 'blob:'],
+  'connect-src': ["'self'"],
+  'font-src': ["'self'", 'data:'],
+  'base-uri': ["'none'"],
+  'form-action': ["'none'"],
+  'frame-ancestors': ["'none'"],
+  'object-src': ["'none'"],
+} as const;
+
+export type EditorState = {
+  envelopeId: string;
+  title: string | null;
+  recipients: { email: string; name: string; role: string }[];
+  fields: { fieldId: number; type: string; recipientEmail: string; page: number; positionXPercent: number; positionYPercent: number; widthPercent: number; heightPercent: number }[];
+};
+
+export type EditorPageOptions = {
+  state: EditorState;
+  /** Versioned asset folders: the editor's own, the signing page's (pdf-view.js) and pdf.js's. */
+  editorAssets: string;
+  signingAssets: string;
+  pdfjsAssets: string;
+  /** Where the document, the field routes and send live, and where to go once sent. */
+  urls: { document: string; fields: string; send: string; done: string; back: string };
+  /** The dashboard's CSRF token (X-CSRF-Token on every save); absent for a prepare link, whose token is in its URLs. */
+  csrf?: string;
+  /** A prepare link's token: sent as X-Prepare-Token on every save instead of a session. */
+  prepareToken?: string;
+};
+
+const PALETTE: [string, string][] = [
+  ['SIGNATURE', 'Signature'],
+  ['INITIALS', 'Initials'],
+  ['DATE', 'Date'],
+  ['TEXT', 'Text'],
+  ['NAME', 'Name'],
+  ['EMAIL', 'Email'],
+  ['NUMBER', 'Number'],
+  ['CHECKBOX', 'Checkbox'],
+];
+
+// `<` escaped so the JSON can never close its script element.
+const jsonBlock = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+export function renderEditorPage(o: EditorPageOptions): string {
+  const title = o.state.title ?? 'Untitled envelope';
+  const head = pageHead({
+    title: `Prepare ${title} · Signet`,
+    stylesheets: [`${o.editorAssets}/editor.css`],
+    modulepreload: [`${o.pdfjsAssets}/pdf.min.mjs`],
+    script: `${o.editorAssets}/editor.js`,
+    noindex: true,
+    meta: o.csrf ? { 'csrf-token': o.csrf } : {},
+  });
+  const recipients = o.state.recipients.map((r, i) => `<option value="${i}">${escapeHtml(r.name)} (${escapeHtml(r.email)})</option>`).join('');
+  const legend = o.state.recipients.map((r, i) => `<li><span class="swatch r${i % 8}" aria-hidden="true"></span>${escapeHtml(r.name)}</li>`).join('');
+  const palette = PALETTE.map(([type, label]) => `<li><button type="button" class="tool" data-type="${type}">${label}</button></li>`).join('');
+  const u = o.urls;
+  return `${head}
+<body>
+<script type="application/json" id="editor-state">${jsonBlock(o.state)}</script>
+<div id="editor" class="editor" data-pdfjs-base="${escapeHtml(o.pdfjsAssets)}/" data-signing-base="${escapeHtml(o.signingAssets)}/" data-document-url="${escapeHtml(u.document)}" data-fields-url="${escapeHtml(u.fields)}" data-send-url="${escapeHtml(u.send)}" data-done-url="${escapeHtml(u.done)}"${o.prepareToken ? ` data-prepare-token="${escapeHtml(o.prepareToken)}"` : ''}>
+<header class="bar">
+  ${u.back ? `<p class="crumb"><a href="${escapeHtml(u.back)}">Back to the envelope</a></p>` : ''}
+  <h1>Prepare: ${escapeHtml(title)}</h1>
+  <button type="button" id="send" class="primary">Send</button>
+</header>
+<div class="layout">
+<aside class="panel" aria-label="Field tools">
+  <h2>Add a field</h2>
+  <p class="help" id="tools-help">Drag a field onto a page, or press it to add it to the page in view. On a field: arrow keys move it by 1 point (Shift: 10), R switches to resizing, Delete removes it.</p>
+  <label for="recipient">Recipient</label>
+  <select id="recipient">${recipients}</select>
+  <label class="check"><input type="checkbox" id="required" checked> Required</label>
+  <ul class="palette" aria-describedby="tools-help">${palette}</ul>
+  <h2>Recipients</h2>
+  <ul class="legend">${legend}</ul>
+  <h2>Selected field</h2>
+  <p id="selection" class="help">None: select a field on a page.</p>
+  <fieldset id="placement" class="placement" disabled>
+    <legend>Position and size, in points from the top-left corner</legend>
+    <label for="pos-x">X</label><input id="pos-x" data-key="x" type="number" step="1" inputmode="decimal">
+    <label for="pos-y">Y</label><input id="pos-y" data-key="y" type="number" step="1" inputmode="decimal">
+    <label for="pos-w">Width</label><input id="pos-w" data-key="width" type="number" step="1" min="8" inputmode="decimal">
+    <label for="pos-h">Height</label><input id="pos-h" data-key="height" type="number" step="1" min="8" inputmode="decimal">
+  </fieldset>
+  <p id="status" class="status" role="status" aria-live="polite"></p>
+</aside>
+<main id="pages" class="pages" aria-label="Document pages"><p class="help">Loading the document…</p></main>
+</div>
+</div>
+</body>
+</html>`;
+}
