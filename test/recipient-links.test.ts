@@ -161,6 +161,14 @@ describe('reissuing a signing link', () => {
       assertError(await reissue(e.envelopeId, '1'), status, code);
     }
   });
+  test('409 ALREADY_ACTED for a recipient who signed; the other recipient\'s link can still be reissued', async () => {
+    const alice = person('acted-alice');
+    const bob = person('acted-bob');
+    const env = await createEnvelope(t, { title: 'Half signed', recipients: [alice, bob] });
+    await signAs(t, recipientToken(env, alice.email));
+    assertError(await reissue(env.envelopeId, '1'), 409, 'ALREADY_ACTED');
+    assert.equal((await reissue(env.envelopeId, bob.email)).statusCode, 200);
+  });
 });
 
 describe('with the documenso engine', () => {
