@@ -41,10 +41,10 @@ export function recipientLinks(e: ActionEnvelope, mode: Mode): string {
   const items = e.recipients.map((r, i) => {
     const id = `link-${i + 1}`;
     const link = r.signingUrl ? `<code id="${id}" class="id">${escapeHtml(r.signingUrl)}</code>` : '<span class="muted">No link</span>';
-    const copy = r.signingUrl ? `<button type="button" class="secondary outline" data-copy="${id}" aria-label="Copy ${escapeHtml(r.name)}'s link">Copy link</button><span class="copy-status" role="status"></span>` : '';
+    const copy = r.signingUrl ? `<button type="button" class="secondary outline" data-copy="${id}">Copy link<span class="visually-hidden"> of ${escapeHtml(r.name)}</span></button><span class="copy-status" role="status"></span>` : '';
     const reissue =
       r.signingStatus === 'NOT_SIGNED'
-        ? `<a role="button" class="secondary outline" href="${path(e)}/recipients/${i + 1}/link${q}" aria-label="Reissue ${escapeHtml(r.name)}'s link">Reissue link</a>`
+        ? `<a role="button" class="secondary outline" href="${path(e)}/recipients/${i + 1}/link${q}">Reissue link<span class="visually-hidden"> of ${escapeHtml(r.name)}</span></a>`
         : '';
     return `<li><p><strong>${escapeHtml(r.name)}</strong> <small>${escapeHtml(r.email)}</small></p><p class="link-line">${link}</p><div class="link-actions">${copy}${reissue}</div></li>`;
   });
