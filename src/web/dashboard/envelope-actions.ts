@@ -11,6 +11,8 @@ export const DONE_NOTICES = {
   'nobody-to-remind': 'Nobody to remind right now: no recipient whose turn it is still has to act.',
   cancelled: 'Envelope cancelled: its links no longer open anything, and any charge is refunded.',
   reissued: 'New link issued: the old one no longer works.',
+  created: 'Envelope created: the invitations are on their way.',
+  drafted: 'Draft created: place its fields, then send it.',
 } as const;
 export type DoneNotice = keyof typeof DONE_NOTICES;
 
@@ -24,6 +26,7 @@ const modeField = (mode: Mode) => (mode === 'test' ? '<input type="hidden" name=
 export function envelopeActionBar(e: ActionEnvelope, mode: Mode, csrf: string): string {
   const q = query({ mode });
   const actions: string[] = [];
+  if (e.status === 'DRAFT') actions.push(`<a role="button" href="${path(e)}/prepare${q}">Prepare fields</a>`);
   if (e.status !== 'CANCELLED' && e.status !== 'EXPIRED' && e.status !== 'REJECTED') {
     actions.push(`<a role="button" class="secondary outline" href="${path(e)}/preview${q}" target="_blank" rel="noopener">Preview document<span class="visually-hidden"> (opens in a new tab)</span></a>`);
   }

@@ -23,7 +23,7 @@ ${v.mode === 'test' ? '<input type="hidden" name="mode" value="test">' : ''}
           v.status ? `No ${humanize(v.status).toLowerCase()} envelopes` : `No ${v.mode === 'test' ? 'test ' : ''}envelopes yet`,
           v.status ? `<p><a href="/dashboard/envelopes${query({ mode: v.mode })}">Show all statuses</a></p>` : '<p>Envelopes you create with <code>POST /v1/envelopes</code> show up here with their status.</p>',
         );
-  return `${pageHeader({ title: 'Envelopes', lead: 'Everything you sent for signature, newest first.', path: '/dashboard/envelopes', mode: v.mode, fallback: v.testFallback ? 'envelopes' : undefined })}
+  return `${pageHeader({ title: 'Envelopes', lead: 'Everything you sent for signature, newest first.', path: '/dashboard/envelopes', mode: v.mode, fallback: v.testFallback ? 'envelopes' : undefined, actions: '<a role="button" href="/dashboard/envelopes/new">New envelope</a>' })}
 ${filter}
 ${body}`;
 }
