@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke one recipient's signing link and issue a new one, emailed to them
-         * @description For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).
+         * @description For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE); the recipient must not have signed, approved or declined yet (409 ALREADY_ACTED). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).
          */
         post: operations["reissueRecipientLink"];
         delete?: never;
@@ -828,37 +828,6 @@ export interface components {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollmentInput"][];
         };
-        McpManifestInput: {
-            name: string;
-            /** @constant */
-            version: "1.0.0";
-            description: string;
-            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
-            mcpUrl: string;
-            /** @constant */
-            transport: "streamable-http";
-            pricing: {
-                per_envelope_cents: number;
-                /** @constant */
-                currency: "USD";
-            };
-            /** @description Accepted credentials; x402 is listed only when the server has it on */
-            auth: {
-                /** @enum {string} */
-                type: "api_key" | "wallet_jwt" | "x402";
-                /** @description The request header that carries it */
-                header: string;
-                format: string;
-                description: string;
-            }[];
-            tools: {
-                name: string;
-                title: string;
-                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
-                priceCents: number | null;
-                mutates: boolean;
-            }[];
-        };
         FieldInput: {
             fieldId: number;
             id: string;
@@ -922,6 +891,37 @@ export interface components {
                 event: string;
                 recipientEmail: string | null;
                 occurredAt: string;
+            }[];
+        };
+        McpManifestInput: {
+            name: string;
+            /** @constant */
+            version: "1.0.0";
+            description: string;
+            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
+            mcpUrl: string;
+            /** @constant */
+            transport: "streamable-http";
+            pricing: {
+                per_envelope_cents: number;
+                /** @constant */
+                currency: "USD";
+            };
+            /** @description Accepted credentials; x402 is listed only when the server has it on */
+            auth: {
+                /** @enum {string} */
+                type: "api_key" | "wallet_jwt" | "x402";
+                /** @description The request header that carries it */
+                header: string;
+                format: string;
+                description: string;
+            }[];
+            tools: {
+                name: string;
+                title: string;
+                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
+                priceCents: number | null;
+                mutates: boolean;
             }[];
         };
         TemplateRecipientInput: {
@@ -1277,37 +1277,6 @@ export interface components {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollment"][];
         };
-        McpManifest: {
-            name: string;
-            /** @constant */
-            version: "1.0.0";
-            description: string;
-            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
-            mcpUrl: string;
-            /** @constant */
-            transport: "streamable-http";
-            pricing: {
-                per_envelope_cents: number;
-                /** @constant */
-                currency: "USD";
-            };
-            /** @description Accepted credentials; x402 is listed only when the server has it on */
-            auth: {
-                /** @enum {string} */
-                type: "api_key" | "wallet_jwt" | "x402";
-                /** @description The request header that carries it */
-                header: string;
-                format: string;
-                description: string;
-            }[];
-            tools: {
-                name: string;
-                title: string;
-                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
-                priceCents: number | null;
-                mutates: boolean;
-            }[];
-        };
         Field: {
             fieldId: number;
             id: string;
@@ -1371,6 +1340,37 @@ export interface components {
                 event: string;
                 recipientEmail: string | null;
                 occurredAt: string;
+            }[];
+        };
+        McpManifest: {
+            name: string;
+            /** @constant */
+            version: "1.0.0";
+            description: string;
+            /** @description POST JSON-RPC here (Streamable HTTP, stateless; send Accept: application/json, text/event-stream) */
+            mcpUrl: string;
+            /** @constant */
+            transport: "streamable-http";
+            pricing: {
+                per_envelope_cents: number;
+                /** @constant */
+                currency: "USD";
+            };
+            /** @description Accepted credentials; x402 is listed only when the server has it on */
+            auth: {
+                /** @enum {string} */
+                type: "api_key" | "wallet_jwt" | "x402";
+                /** @description The request header that carries it */
+                header: string;
+                format: string;
+                description: string;
+            }[];
+            tools: {
+                name: string;
+                title: string;
+                /** @description What a call costs in USD cents; null: free (x402 callers pay the minimum price for a mutation) */
+                priceCents: number | null;
+                mutates: boolean;
             }[];
         };
         TemplateRecipient: {
@@ -6440,6 +6440,7 @@ export interface operations {
             };
             /**
              * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     ALREADY_ACTED: This recipient has already signed, approved or declined.
              *     INVALID_STATE: The envelope's state does not allow this operation (e.g. resend before it was sent).
              */
             409: {
@@ -6457,7 +6458,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE" | "INVALID_STATE";
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_ACTED" | "INVALID_STATE";
                         requestId?: string;
                         details?: {
                             path: string;
