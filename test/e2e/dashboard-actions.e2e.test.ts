@@ -135,4 +135,25 @@ describe('envelope actions in Chromium', () => {
     assert.equal((await testApi.json<{ status: string }>('GET', `/v1/envelopes/${id}`)).body.status, 'CANCELLED');
     assert.deepEqual(problems, []);
   });
+
+  test('a send with neither markers nor fields: the API\'s refusal on the form, announced, axe-clean at both widths', async () => {
+    const pdfPath = path.join(mkdtempSync(path.join(tmpdir(), 'actions-e2e-')), 'plain.pdf');
+    writeFileSync(pdfPath, await makePdf(1));
+    const page = await context.newPage();
+    await page.goto(`${base}/dashboard/envelopes/new`);
+    await page.getByLabel(/^PDF/).setInputFiles(pdfPath);
+    await page.getByLabel('Title', { exact: true }).fill('No markers');
+    await page.getByRole('group', { name: 'Recipient 1' }).getByLabel('Name', { exact: true }).fill('Bo Signer');
+    await page.getByRole('group', { name: 'Recipient 1' }).getByLabel('Email', { exact: true }).fill('bo@example.com');
+    await page.getByRole('button', { name: 'Create and send' }).press('Enter');
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match((await alert.textContent())!, /VALIDATION_ERROR/);
+    assert.equal(await page.getByLabel('Title', { exact: true }).inputValue(), 'No markers', 'what was typed is kept');
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
+      await assertPageFitsAndIsAccessible(page, 'new-refused', width);
+      await page.screenshot({ path: shot(`actions-new-refused-${width}.png`), fullPage: true });
+    }
+  });
 });
