@@ -31,6 +31,8 @@ import { collectRoutes, registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/account/account.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { billingSection } from './modules/dashboard/billing.routes.js';
+import { envelopeActionsSection } from './modules/dashboard/envelope-actions.routes.js';
+import { envelopeNewSection } from './modules/dashboard/envelope-new.routes.js';
 import { envelopePagesSection } from './modules/dashboard/envelope-pages.routes.js';
 import { editorPagesSection } from './modules/editor/editor-pages.routes.js';
 import { keysSection } from './modules/dashboard/keys.routes.js';
@@ -250,8 +252,10 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
+        envelopeNewSection({ db: c.db, envelopes: c.envelopes, apiKeys: c.services.apiKeys, idempotency: c.idempotency, maxPdfBytes: config.maxPdfBytes }),
         envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
         editorPagesSection({ db: c.db, envelopes: c.envelopes }),
+        envelopeActionsSection({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, signing: c.signing, signingUrl: config.signingUrl }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
         settingsSection({ db: c.db, account: c.services.account }),

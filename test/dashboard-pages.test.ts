@@ -209,7 +209,8 @@ describe('envelopes', () => {
     for (const r of env.recipients) assert.ok(detail.body.includes(r.email), r.email);
     assert.match(detail.body, /Approver/);
     assert.match(detail.body, /<code>envelope\.sent<\/code>/, 'the events are listed');
-    assert.ok(!detail.body.includes(env.recipients[0].signingUrl), "a recipient's signing link is not shown");
+    // Issue 36.3: the sender copies a recipient's link from the page (the links are theirs; the page is no-store).
+    assert.ok(detail.body.includes(`<code id="link-1" class="id">${env.recipients[0].signingUrl}</code>`), "a recipient's signing link is shown beside its Copy button");
 
     const other = await t.createCustomer(500);
     const theirs = await createEnvelope(t, { title: 'Not yours', recipients: [person('x')] }, { apiKey: other.apiKey });

@@ -114,10 +114,8 @@ describe('reissuing a signing link', () => {
     assert.deepEqual(linksIn(invitation?.text), [res.json().recipient.signingUrl]);
     assertError(await session(t, recipientToken(env, second.email)), 404, 'SIGNING_LINK_INVALID');
 
-    // Someone who has acted gets a new link (the old one showed the document as it stands) but no invitation.
-    const again = await reissue(env.envelopeId, first.email);
-    assert.equal(again.statusCode, 200, again.body);
-    assert.equal(again.json().invitationSent, false);
+    // Someone who has acted has nothing left to protect: their link only shows what they did.
+    assertError(await reissue(env.envelopeId, first.email), 409, 'ALREADY_ACTED');
   });
 
   test('a retry with the same Idempotency-Key answers the same link and revokes nothing more', async () => {
@@ -160,6 +158,14 @@ describe('reissuing a signing link', () => {
       await end(e);
       assertError(await reissue(e.envelopeId, '1'), status, code);
     }
+  });
+  test('409 ALREADY_ACTED for a recipient who signed; the other recipient\'s link can still be reissued', async () => {
+    const alice = person('acted-alice');
+    const bob = person('acted-bob');
+    const env = await createEnvelope(t, { title: 'Half signed', recipients: [alice, bob] });
+    await signAs(t, recipientToken(env, alice.email));
+    assertError(await reissue(env.envelopeId, '1'), 409, 'ALREADY_ACTED');
+    assert.equal((await reissue(env.envelopeId, bob.email)).statusCode, 200);
   });
 });
 

@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke one recipient's signing link and issue a new one, emailed to them
-         * @description For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).
+         * @description For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE); the recipient must not have signed, approved or declined yet (409 ALREADY_ACTED). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).
          */
         post: operations["reissueRecipientLink"];
         delete?: never;
@@ -6464,6 +6464,7 @@ export interface operations {
             };
             /**
              * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     ALREADY_ACTED: This recipient has already signed, approved or declined.
              *     INVALID_STATE: The envelope's state does not allow this operation (e.g. resend before it was sent).
              */
             409: {
@@ -6481,7 +6482,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE" | "INVALID_STATE";
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_ACTED" | "INVALID_STATE";
                         requestId?: string;
                         details?: {
                             path: string;

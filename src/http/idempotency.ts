@@ -37,10 +37,10 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /**
  * Where each door's keys live among a customer's idempotency records, so that a key picked at one door
  * never names a record written at another: MCP's idempotencyKey `k` is `mcp:k`, an operator's
- * Idempotency-Key `k` for the customer is `ops:k`, and a customer's REST key is stored as sent unless it
+ * Idempotency-Key `k` for the customer is `ops:k`, the dashboard's create form's hidden key `dashboard:k`, and a customer's REST key is stored as sent unless it
  * begins with one of these prefixes, which puts it under `rest:` (see restScope).
  */
-export const KEY_NAMESPACES = { mcp: 'mcp:', ops: 'ops:', rest: 'rest:' } as const;
+export const KEY_NAMESPACES = { mcp: 'mcp:', ops: 'ops:', rest: 'rest:', dashboard: 'dashboard:' } as const;
 const PREFIXES = Object.values(KEY_NAMESPACES);
 
 /**

@@ -81,7 +81,9 @@ export function createCsrf(secret: string, dashboardUrl: string) {
     /** Throws CSRF_TOKEN_INVALID unless the request carries the token of its own CSRF and session cookies (form field or header). */
     verify(request: FastifyRequest): void {
       const key = cookiesOf(request)[cookieName(request)];
-      const body = request.body as Record<string, unknown> | undefined;
+      const parsed = request.body as Record<string, unknown> | undefined;
+      // A multipart form (an upload) carries its fields beside its files (http/multipart.ts).
+      const body = parsed && typeof parsed.fields === 'object' && Array.isArray(parsed.files) ? (parsed.fields as Record<string, unknown>) : parsed;
       const header = request.headers[CSRF_HEADER];
       const given = typeof body?.[CSRF_FIELD] === 'string' ? (body[CSRF_FIELD] as string) : typeof header === 'string' ? header : undefined;
       if (!key || !given || !safeEqual(given, tokenOf(request, key))) {

@@ -2,6 +2,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import { ENVELOPE_STATUSES } from '../../engine/engine.js';
+import { DONE_NOTICES } from '../../web/dashboard/envelope-actions.js';
 import { envelopeDetailPage, envelopeListPage } from '../../web/dashboard/envelopes.js';
 import type { EnvelopesService } from '../envelopes/envelopes.service.js';
 import { sessionContext } from './dashboard-http.js';
@@ -12,6 +13,8 @@ const PER_PAGE = 20;
 
 const ZListQuery = z.object({ mode: ZModeAsked, status: z.enum(ENVELOPE_STATUSES).optional().catch(undefined), page: ZPageNumber });
 const ZIdParam = z.object({ id: z.string() });
+// After an action (envelope-actions.routes.ts): which notice to show; `who` is matched against the recipients, never echoed.
+const ZDetailQuery = ZModeQuery.extend({ done: z.enum(Object.keys(DONE_NOTICES) as [keyof typeof DONE_NOTICES]).optional().catch(undefined), who: z.string().max(320).optional().catch(undefined) });
 
 /**
  * GET /dashboard/envelopes (status filter, paging, ?mode=test), GET /dashboard/envelopes/:id (recipients
@@ -34,10 +37,13 @@ export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesSe
       return kit.render(request, reply, { title: 'Envelopes', active: 'envelopes', body });
     });
 
-    r.get('/dashboard/envelopes/:id', { config, schema: { params: ZIdParam, querystring: ZModeQuery } }, async (request, reply) => {
-      const { mode } = request.query;
+    r.get('/dashboard/envelopes/:id', { config, schema: { params: ZIdParam, querystring: ZDetailQuery } }, async (request, reply) => {
+      const { mode, done, who } = request.query;
       const envelope = await deps.envelopes.get(deps.db, sessionContext(request, mode), request.params.id);
-      return kit.render(request, reply, { title: envelope.title ?? 'Untitled envelope', active: 'envelopes', body: envelopeDetailPage(envelope, mode) });
+      const named = who && envelope.recipients.find((x) => x.email.toLowerCase() === who.toLowerCase());
+      const flash = done && { kind: 'ok' as const, text: named ? `${DONE_NOTICES[done]} (${named.name}, ${named.email})` : DONE_NOTICES[done] };
+      const body = envelopeDetailPage(envelope, mode, { csrf: kit.csrf.tokenFor(request, reply) });
+      return kit.render(request, reply, { title: envelope.title ?? 'Untitled envelope', active: 'envelopes', body, flash: flash || undefined });
     });
 
     r.get('/dashboard/envelopes/:id/download', { config, schema: { params: ZIdParam, querystring: ZModeQuery } }, async (request, reply) => {

@@ -222,12 +222,12 @@ export function envelopesRoutes(deps: RouteDeps) {
         tags,
         summary: "Revoke one recipient's signing link and issue a new one, emailed to them",
         description:
-          'For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).',
+          'For a link that was forwarded or leaked: the old link stops working at once (404 on the signing page) and the new one is answered, shown by later reads, and emailed in a new invitation to a recipient who was invited and has not acted yet (a recipient whose turn has not come gets it with their invitation). The event log of the audit certificate records LINK_REISSUED. The envelope must be live: not COMPLETED (400 ENVELOPE_ALREADY_COMPLETE), CANCELLED (400 ENVELOPE_CANCELLED), REJECTED or EXPIRED (409 INVALID_STATE); the recipient must not have signed, approved or declined yet (409 ALREADY_ACTED). Free; an Idempotency-Key is accepted, and a retry with it answers the same new link without revoking it again. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).',
         security: [...SECURITY.mutate],
         params: ZRecipientParam,
         response: {
           200: ZLinkReissued,
-          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'INVALID_STATE', 'NOT_SUPPORTED_BY_ENGINE']),
+          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ALREADY_ACTED', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'INVALID_STATE', 'NOT_SUPPORTED_BY_ENGINE']),
         },
       },
       handler: (request, reply) =>

@@ -32,6 +32,8 @@ export function createRecipientLinks(deps: { repo: Pick<EnvelopesRepo, 'find' | 
         throw new AppError('INVALID_STATE', `The envelope is ${envelope.status === 'REJECTED' ? 'rejected' : 'expired'}; its links open nothing to sign`);
       }
       const recipient = recipientOf(await deps.repo.recipients(tx, [envelope.id]), ref);
+      // A signed or declined recipient's link only shows what they did: a new one would protect nothing.
+      if (recipient.signingStatus !== 'NOT_SIGNED') throw new AppError('ALREADY_ACTED', `${recipient.email} has already ${recipient.signingStatus === 'REJECTED' ? 'declined' : 'acted'}: their link cannot be reissued`);
       const { signingUrl, invited } = await deps.engine.reissueLink(tx, envelope.engineEnvelopeId, recipient.engineRecipientId);
       await deps.audit.customer(tx, ctx, { action: 'envelope.link.reissue', resourceType: 'envelope', resourceId: envelope.id, metadata: { recipient: recipient.email, invited } });
       return {

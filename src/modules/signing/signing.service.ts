@@ -140,14 +140,15 @@ export function createSigningService(deps: {
      * The sealed PDF once COMPLETED; before that the document as it stands (document-views.ts). What
      * to serve is read in a short transaction; the storage reads and any render happen after it.
      */
-    async document(token: string): Promise<DocumentStream> {
+    /** `asSender`: the envelope's owner previews it (dashboard): a recipient's code gate guards link holders, not the sender. */
+    async document(token: string, opts: { asSender?: boolean } = {}): Promise<DocumentStream> {
       const { documentId, view } = await deps.db.transaction(async (tx) => {
         const recipient = await actions.recipientOf(tx, token);
         if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
         const { doc, me, recipients } = await actions.load(tx, recipient, false);
         if (doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
         if (!servesDocument(doc)) throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${endedReason(doc)}`);
-        if (awaitsVerification(doc, me)) throw verificationRequired();
+        if (!opts.asSender && awaitsVerification(doc, me)) throw verificationRequired();
         // Its files may still be there, their deletion queued: the purge counts from its commit.
         if (doc.purgedAt) throw new AppError('DOCUMENT_PURGED', 'The document is no longer available');
         return { documentId: doc.id, view: await deps.views.plan(tx, doc, recipients) };

@@ -1,4 +1,5 @@
 /** GET /dashboard/envelopes and /dashboard/envelopes/:id: the list with a status filter and paging, and one envelope. */
+import { envelopeActionBar, recipientLinks } from './envelope-actions.js';
 import { escapeHtml, scrollTable, when } from './layout.js';
 import { ENVELOPE_COLUMNS, envelopeRows, type EnvelopeListItem } from './overview.js';
 import { badge, emptyState, humanize, pageHeader, pager, query, shortWhen, type Mode } from './parts.js';
@@ -22,7 +23,7 @@ ${v.mode === 'test' ? '<input type="hidden" name="mode" value="test">' : ''}
           v.status ? `No ${humanize(v.status).toLowerCase()} envelopes` : `No ${v.mode === 'test' ? 'test ' : ''}envelopes yet`,
           v.status ? `<p><a href="/dashboard/envelopes${query({ mode: v.mode })}">Show all statuses</a></p>` : '<p>Envelopes you create with <code>POST /v1/envelopes</code> show up here with their status.</p>',
         );
-  return `${pageHeader({ title: 'Envelopes', lead: 'Everything you sent for signature, newest first.', path: '/dashboard/envelopes', mode: v.mode, fallback: v.testFallback ? 'envelopes' : undefined })}
+  return `${pageHeader({ title: 'Envelopes', lead: 'Everything you sent for signature, newest first.', path: '/dashboard/envelopes', mode: v.mode, fallback: v.testFallback ? 'envelopes' : undefined, actions: '<a role="button" href="/dashboard/envelopes/new">New envelope</a>' })}
 ${filter}
 ${body}`;
 }
@@ -36,7 +37,7 @@ export type EnvelopeDetail = {
   completedAt: string | null;
   expiresAt: string;
   storageExpiresAt: string | null;
-  recipients: { name: string; email: string; role: string; signingStatus: string; readStatus: string; signedAt: string | null; viewedAt: string | null; rejectedAt: string | null; rejectionReason: string | null }[];
+  recipients: { name: string; email: string; role: string; signingUrl?: string; signingStatus: string; readStatus: string; signedAt: string | null; viewedAt: string | null; rejectedAt: string | null; rejectionReason: string | null }[];
   events?: { event: string; eventType: string; recipientEmail: string | null; occurredAt: string }[];
 };
 
@@ -46,7 +47,8 @@ function recipientStatus(r: EnvelopeDetail['recipients'][number]): string {
   return badge(r.readStatus === 'OPENED' ? 'OPENED' : 'NOT_OPENED', r.readStatus === 'OPENED' ? 'wait' : 'muted');
 }
 
-export function envelopeDetailPage(e: EnvelopeDetail, mode: Mode): string {
+/** `actions.csrf`: the page offers the sender's actions (envelope-actions.ts). */
+export function envelopeDetailPage(e: EnvelopeDetail, mode: Mode, actions?: { csrf: string }): string {
   const q = query({ mode });
   const download =
     e.status === 'COMPLETED'
@@ -73,9 +75,10 @@ export function envelopeDetailPage(e: EnvelopeDetail, mode: Mode): string {
       )
     : '<p class="muted">No events yet.</p>';
   return `<nav aria-label="breadcrumb"><ul><li><a href="/dashboard/envelopes${q}">Envelopes</a></li><li>${e.title ? escapeHtml(e.title) : 'Untitled envelope'}</li></ul></nav>
-${pageHeader({ title: e.title ?? 'Untitled envelope', actions: download })}
+${pageHeader({ title: e.title ?? 'Untitled envelope', actions: download + (actions ? envelopeActionBar(e, mode, actions.csrf) : '') })}
 ${mode === 'test' ? '<p class="test-banner" role="note"><strong>Test data.</strong> A test envelope: free, and its sealed PDF is marked TEST.</p>' : ''}
 <article aria-labelledby="facts-title"><header><h2 id="facts-title">Details</h2></header>${dates}</article>
 <article aria-labelledby="recipients-title"><header><h2 id="recipients-title">Recipients</h2></header>${recipients}</article>
+${actions ? `<article aria-labelledby="links-title"><header><h2 id="links-title">Signing links</h2></header>${recipientLinks(e, mode)}</article>` : ''}
 <article aria-labelledby="events-title"><header><h2 id="events-title">Events</h2></header>${events}</article>`;
 }

@@ -4,7 +4,8 @@ const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('co
 
 // The button's own label changes ("Copied"), and a status line beside it, if any, says it for screen readers.
 for (const button of document.querySelectorAll('[data-copy]')) {
-  const label = button.textContent;
+  // Its markup, not its text: a label may carry words only screen readers read.
+  const label = button.innerHTML;
   let reset;
   button.addEventListener('click', async () => {
     const source = document.getElementById(button.getAttribute('data-copy'));
@@ -24,7 +25,7 @@ for (const button of document.querySelectorAll('[data-copy]')) {
     if (status) status.textContent = said;
     clearTimeout(reset);
     reset = setTimeout(() => {
-      button.textContent = label;
+      button.innerHTML = label;
       if (status) status.textContent = '';
     }, 4000);
   });
