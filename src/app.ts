@@ -246,7 +246,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
         envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
-        webhookPagesSection({ db: c.db, webhooks: c.webhooks, publicUrl: config.publicUrl }),
+        webhookPagesSection({ db: c.db, webhooks: c.webhooks, apiKeys: c.services.apiKeys, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
         settingsSection({ db: c.db, account: c.services.account }),
       ],
