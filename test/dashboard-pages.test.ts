@@ -335,7 +335,7 @@ describe('webhooks', () => {
     assert.match(res.body, /<span class="badge good">Active<\/span>/);
     assert.match(res.body, /<code>envelope\.sent<\/code>/);
     assert.match(res.body, /<span class="badge good">Success<\/span>/);
-    assert.match(res.body, /<td><code>200<\/code><\/td>/);
+    assert.match(res.body, /<td data-label="Response"><code>200<\/code><\/td>/);
 
     const test = await page('/dashboard/webhooks?mode=test', browser);
     assert.ok(test.body.includes('/mine-test'));
@@ -363,7 +363,7 @@ describe('overview', () => {
     assert.match(res.body, /<desc id="spending-desc">\$0\.60 spent from/);
     assert.match(res.body, /<details><summary>Show the numbers as a table<\/summary>/);
     const today = new Date().toISOString().slice(0, 10);
-    assert.ok(res.body.includes(`<td><time datetime="${today}">${today}</time></td><td>$0.60</td>`));
+    assert.ok(res.body.includes(`<td data-label="Day (UTC)"><time datetime="${today}">${today}</time></td><td data-label="Spent">$0.60</td>`));
     const shown = [...res.body.matchAll(ENVELOPE_LINK)].map((m) => m[1]);
     assert.deepEqual(shown, made.slice(1).reverse().map((e) => e.envelopeId), 'the five newest live envelopes, newest first');
     assert.doesNotMatch(res.body, /Get started/, 'the customer has keys');
