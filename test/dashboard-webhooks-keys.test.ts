@@ -46,7 +46,7 @@ describe('dashboard webhooks', () => {
 
     const test1 = await postForm(b, `/dashboard/webhooks/${hook.id}/test`, { mode: 'live' });
     assert.equal(test1.statusCode, 303, test1.body);
-    assert.equal(test1.headers.location, '/dashboard/webhooks?done=test');
+    assert.equal(test1.headers.location, '/dashboard/webhooks?mode=live&done=test');
     const [ping] = await r.waitFor(1);
     assert.equal(ping.headers['x-service-event'], 'ping');
     const deliveryId = String(ping.headers['x-service-delivery-id']).slice(4);
@@ -56,7 +56,7 @@ describe('dashboard webhooks', () => {
       if (d.status === 'SUCCESS') break;
       await new Promise((ok) => setTimeout(ok, 50));
     }
-    const shown = await page('/dashboard/webhooks?done=test', b);
+    const shown = await page('/dashboard/webhooks?mode=live&done=test', b);
     assert.match(shown.body, /Test event queued/);
     assert.ok(shown.body.includes(`/dashboard/webhooks/${hook.id}/deliveries/${deliveryId}/redeliver`), 'a Redeliver button on the finished delivery');
     const again = await postForm(b, `/dashboard/webhooks/${hook.id}/deliveries/${deliveryId}/redeliver`, { mode: 'live' });

@@ -33,7 +33,8 @@ function eventsOf(body: Form): string[] {
 }
 
 const modeOf = (body: Form): Mode => ZMode.parse(body.mode);
-const back = (reply: FastifyReply, mode: Mode, done: keyof typeof DONE) => reply.redirect(`/dashboard/webhooks?${mode === 'test' ? 'mode=test&' : ''}done=${done}`, 303);
+/** Back to the side the person acted on, named: without `?mode` a live page left empty would fall back to test data. */
+const back = (reply: FastifyReply, mode: Mode, done: keyof typeof DONE) => reply.redirect(`/dashboard/webhooks?mode=${mode}&done=${done}`, 303);
 
 /** A refused form: the first problem in words a person can act on. */
 function problemOf(err: z.ZodError): string {
