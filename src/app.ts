@@ -245,7 +245,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         billingSection({ db: c.db, account: c.services.account, topUps: c.topUps, stripeApiUrl: config.stripe?.apiUrl }),
         overviewSection({ db: c.db, account: c.services.account, summary: c.services.summary, apiKeys: c.services.apiKeys, envelopes: c.envelopes, publicUrl: config.publicUrl }),
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
-        envelopePagesSection({ db: c.db, envelopes: c.envelopes }),
+        envelopePagesSection({ db: c.db, envelopes: c.envelopes, apiKeys: c.services.apiKeys }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, apiKeys: c.services.apiKeys, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
         settingsSection({ db: c.db, account: c.services.account }),

@@ -298,11 +298,12 @@ describe('envelopes', () => {
     const env = await createEnvelope(t, { title: 'Sandbox run', recipients: [person('t')] }, { apiKey: t.customer.testApiKey });
     const live = await page('/dashboard/envelopes');
     assert.ok(!live.body.includes(env.envelopeId));
-    assert.match(live.body, /href="\/dashboard\/envelopes\?mode=test">View test data/);
+    assert.match(live.body, /href="\/dashboard\/envelopes\?mode=test">Test \([1-9]\d*\)<\/a>/);
     const test = await page('/dashboard/envelopes?mode=test');
     assert.ok(test.body.includes(`/dashboard/envelopes/${env.envelopeId}?mode=test`));
     assert.match(test.body, /class="test-banner"/);
-    assert.match(test.body, /href="\/dashboard\/envelopes">View live data/);
+    assert.match(test.body, /href="\/dashboard\/envelopes\?mode=live">Live \(\d+\)<\/a>/);
+    assert.match(test.body, /href="\/dashboard\/envelopes\?mode=test" aria-current="page">Test \([1-9]\d*\)<\/a>/);
     assertErrorPage(await page(`/dashboard/envelopes/${env.envelopeId}`), 404, 'ENVELOPE_NOT_FOUND');
     assert.equal((await page(`/dashboard/envelopes/${env.envelopeId}?mode=test`)).statusCode, 200);
     assert.ok((await page('/dashboard?mode=test')).body.includes(env.envelopeId));

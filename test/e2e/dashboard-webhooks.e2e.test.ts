@@ -124,6 +124,11 @@ describe('the webhooks page in Chromium', () => {
 
     // Edit: a new description, kept enabled.
     await page.getByText('Edit', { exact: true }).click();
+    for (const width of [375, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      await assertPageFitsAndIsAccessible(page, 'webhooks, edit form open', width);
+      await page.screenshot({ path: `${SHOTS}/webhooks-edit-${width}.png`, fullPage: true });
+    }
     const edit = page.locator('article.webhook form[action$="/dashboard/webhooks/' + (await hookId()) + '"]');
     await edit.getByLabel('Description').fill('Order system v2');
     await edit.getByRole('button', { name: 'Save' }).click();

@@ -86,7 +86,8 @@ ${test}
 <form method="post" action="${base}">
 ${hidden(v)}
 ${endpointFields(v, `wh-${i}`, w)}
-<label><input type="checkbox" role="switch" name="active"${w.active ? ' checked' : ''}> Enabled <small class="muted">(enabling again resets the failure count)</small></label>
+<label><input type="checkbox" role="switch" name="active" aria-describedby="wh-${i}-active-help"${w.active ? ' checked' : ''}> Enabled</label>
+<small id="wh-${i}-active-help" class="muted form-help">Enabling it again resets the failure count.</small>
 <button type="submit">Save</button>
 </form>
 </details>
