@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { bearer, createTestApp, type TestApp, type TestCustomer } from './harness.js';
 import { form, signInDashboard, type DashboardBrowser } from './fixtures/dashboard.js';
 import { startReceiver, type Receiver } from './fixtures/receiver.js';
+import { createEnvelope, signer } from './fixtures/envelopes.js';
 
 let t: TestApp;
 let r: Receiver;
@@ -130,6 +131,21 @@ describe('dashboard webhooks', () => {
     const testSide = await page('/dashboard/webhooks', lone.b);
     assert.match(testSide.body, /aria-current="page">Test \(0\)</);
     assert.match(testSide.body, /class="test-banner"/);
+  });
+});
+
+describe('dashboard envelopes switch', () => {
+  test('three test sends: the list lands on them and counts both sides, "Live (0) · Test (3)"', async () => {
+    const { c, b } = await fresh();
+    for (let i = 0; i < 3; i++) await createEnvelope(t, { title: `Trial ${i}`, recipients: [signer(1)] }, { apiKey: c.testApiKey });
+    const shown = await page('/dashboard/envelopes', b);
+    assert.match(shown.body, /<a href="\/dashboard\/envelopes\?mode=live">Live \(0\)<\/a>/);
+    assert.match(shown.body, /<a href="\/dashboard\/envelopes\?mode=test" aria-current="page">Test \(3\)<\/a>/);
+    assert.match(shown.body, /Trial 2/);
+    // A filter is a question about one side (live unless asked), but the counts stay whole.
+    const filtered = await page('/dashboard/envelopes?status=COMPLETED', b);
+    assert.match(filtered.body, /aria-current="page">Live \(0\)</);
+    assert.match(filtered.body, />Test \(3\)</);
   });
 });
 
