@@ -176,6 +176,10 @@ describe('the webhooks page in Chromium', () => {
         }
       }
     }
+    // The envelopes switch counts both sides: one live envelope, none in test.
+    await page.goto(`${base}/dashboard/envelopes`);
+    assert.equal(await page.getByRole('link', { name: 'Live (1)' }).getAttribute('aria-current'), 'page');
+    assert.ok(await page.getByRole('link', { name: 'Test (0)' }).isVisible());
     // The keys table at 375 px: the Revoke button is on screen.
     await page.goto(`${base}/dashboard/keys`);
     const revoke = await page.getByRole('button', { name: /^Revoke/ }).first().boundingBox();
