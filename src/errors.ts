@@ -94,6 +94,10 @@ export const ERROR_CODES = {
   // Webhooks
   INVALID_WEBHOOK_URL: [400, 'The webhook URL is malformed or deny-listed.'],
   WEBHOOK_NOT_FOUND: [404, 'No such webhook owned by the caller.'],
+  WEBHOOK_DISABLED: [409, 'The webhook is disabled: enable it (PUT active: true) before sending it a test event or a redelivery.'],
+  DELIVERY_NOT_FOUND: [404, 'No such delivery of this webhook.'],
+  DELIVERY_PENDING: [409, 'The delivery is still being tried; redeliver it once it succeeded or failed.'],
+  WEBHOOK_MANUAL_LIMIT: [429, 'Too many test events and redeliveries to this webhook in the last hour (limit names the cap); wait and try again.'],
   // Identity verifications
   VERIFICATION_NOT_FOUND: [404, 'No such verification owned by the caller (a malformed id is 404 too).'],
   ID_VERIFICATION_NOT_CONFIGURED: [400, 'type id_document needs Stripe Identity, and this server has no STRIPE_SECRET_KEY.'],

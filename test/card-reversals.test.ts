@@ -86,7 +86,7 @@ describe('charge.refunded', () => {
     const usage = await t.app.inject({ url: '/v1/account/usage', headers: { authorization: `Bearer ${customer.apiKey}` } });
     assert.deepEqual(usage.json().data.map((e: { direction: string; amountCents: number }) => [e.direction, e.amountCents]), [['reversal', 2500], ['credit', 2500]]);
     const page = await t.app.inject({ url: '/dashboard/billing', headers: { cookie: (await signInDashboard(t, customer.id)).cookie } });
-    assert.match(page.body, /<td><span class="badge muted">−\$25\.00<\/span><\/td><td><span title="Card top-up refunded">Card top-up refunded<\/span><\/td>/);
+    assert.match(page.body, /<td data-label="Amount"><span class="badge muted">−\$25\.00<\/span><\/td><td data-label="Description"><span title="Card top-up refunded">Card top-up refunded<\/span><\/td>/);
   });
 
   test('partial refunds take what each adds; an older event delivered late takes nothing', async () => {

@@ -98,6 +98,8 @@ const CASES: RouteCase[] = [
   { method: 'PUT', url: '/v1/webhooks/:id', ...webhook, body: () => ({ description: 'renamed' }) },
   { method: 'DELETE', url: '/v1/webhooks/:id', ...webhook },
   { method: 'GET', url: '/v1/webhooks/:id/deliveries', ...webhook },
+  { method: 'POST', url: '/v1/webhooks/:id/test', ...webhook },
+  { method: 'POST', url: '/v1/webhooks/:id/deliveries/:deliveryId/redeliver', ...webhook, params: { deliveryId: '00000000-0000-4000-8000-000000000000' } },
   // Verifications
   { method: 'POST', url: '/v1/verifications', body: () => ({ type: 'email', email: 'common@example.com' }), billable: true },
   { method: 'GET', url: '/v1/verifications' },

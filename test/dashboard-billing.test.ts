@@ -136,7 +136,7 @@ describe('POST /dashboard/billing/top-up', () => {
     assert.equal(audit.length, 1);
     assert.deepEqual([audit[0].customerId, audit[0].actorType, (audit[0].metadata as { amountCents: number }).amountCents], [c.id, 'session', 5000]);
     const shown = await page(c.browser);
-    assert.match(shown.body, /\$50\.00<\/td><td><span class="badge wait">Waiting for payment<\/span>/);
+    assert.match(shown.body, /\$50\.00<\/td><td data-label="Status"><span class="badge wait">Waiting for payment<\/span>/);
   });
 
   test('another amount, in whole dollars, wins over the preset', async () => {
@@ -265,7 +265,7 @@ describe('Stripe events: crediting a top-up exactly once', () => {
     const shown = (await page(c.browser)).body;
     assert.match(shown, /<span class="value">\$25\.00<\/span>/);
     assert.match(shown, /<span class="badge good">Paid<\/span>/);
-    assert.match(shown, /<td><span class="badge good">\+\$25\.00<\/span><\/td><td><span title="Card top-up">Card top-up<\/span><\/td><td>—<\/td>/);
+    assert.match(shown, /<td data-label="Amount"><span class="badge good">\+\$25\.00<\/span><\/td><td data-label="Description"><span title="Card top-up">Card top-up<\/span><\/td><td data-label="Envelope">—<\/td>/);
   });
 
   test('completed while an async payment settles credits nothing; async_payment_succeeded then credits once', async () => {

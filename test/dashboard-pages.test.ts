@@ -299,11 +299,12 @@ describe('envelopes', () => {
     const env = await createEnvelope(t, { title: 'Sandbox run', recipients: [person('t')] }, { apiKey: t.customer.testApiKey });
     const live = await page('/dashboard/envelopes');
     assert.ok(!live.body.includes(env.envelopeId));
-    assert.match(live.body, /href="\/dashboard\/envelopes\?mode=test">View test data/);
+    assert.match(live.body, /href="\/dashboard\/envelopes\?mode=test">Test \([1-9]\d*\)<\/a>/);
     const test = await page('/dashboard/envelopes?mode=test');
     assert.ok(test.body.includes(`/dashboard/envelopes/${env.envelopeId}?mode=test`));
     assert.match(test.body, /class="test-banner"/);
-    assert.match(test.body, /href="\/dashboard\/envelopes">View live data/);
+    assert.match(test.body, /href="\/dashboard\/envelopes\?mode=live">Live \(\d+\)<\/a>/);
+    assert.match(test.body, /href="\/dashboard\/envelopes\?mode=test" aria-current="page">Test \([1-9]\d*\)<\/a>/);
     assertErrorPage(await page(`/dashboard/envelopes/${env.envelopeId}`), 404, 'ENVELOPE_NOT_FOUND');
     assert.equal((await page(`/dashboard/envelopes/${env.envelopeId}?mode=test`)).statusCode, 200);
     assert.ok((await page('/dashboard?mode=test')).body.includes(env.envelopeId));
@@ -336,7 +337,7 @@ describe('webhooks', () => {
     assert.match(res.body, /<span class="badge good">Active<\/span>/);
     assert.match(res.body, /<code>envelope\.sent<\/code>/);
     assert.match(res.body, /<span class="badge good">Success<\/span>/);
-    assert.match(res.body, /<td><code>200<\/code><\/td>/);
+    assert.match(res.body, /<td data-label="Response"><code>200<\/code><\/td>/);
 
     const test = await page('/dashboard/webhooks?mode=test', browser);
     assert.ok(test.body.includes('/mine-test'));
@@ -364,7 +365,7 @@ describe('overview', () => {
     assert.match(res.body, /<desc id="spending-desc">\$0\.60 spent from/);
     assert.match(res.body, /<details><summary>Show the numbers as a table<\/summary>/);
     const today = new Date().toISOString().slice(0, 10);
-    assert.ok(res.body.includes(`<td><time datetime="${today}">${today}</time></td><td>$0.60</td>`));
+    assert.ok(res.body.includes(`<td data-label="Day (UTC)"><time datetime="${today}">${today}</time></td><td data-label="Spent">$0.60</td>`));
     const shown = [...res.body.matchAll(ENVELOPE_LINK)].map((m) => m[1]);
     assert.deepEqual(shown, made.slice(1).reverse().map((e) => e.envelopeId), 'the five newest live envelopes, newest first');
     assert.doesNotMatch(res.body, /Get started/, 'the customer has keys');

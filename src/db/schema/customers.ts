@@ -52,6 +52,8 @@ export const apiKeys = pgTable(
     keyHash: text('key_hash').notNull().unique(),
     /** Display prefix, e.g. `svc_live_1a2b3c4d`, enough to tell keys apart. */
     prefix: text('prefix').notNull(),
+    /** The holder's own name for the key ("CI", "staging"): up to 60 characters, no control characters. */
+    label: text('label'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     /** Written at most once a minute per key and process (the auth hot path must not write on every call). */

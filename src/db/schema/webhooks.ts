@@ -38,6 +38,8 @@ export const webhookDeliveries = pgTable(
     event: text('event').notNull(),
     envelopeId: uuid('envelope_id'),
     eventId: bigint('event_id', { mode: 'number' }),
+    /** A redelivery: the delivery whose payload it sends again (a new row, so each attempt keeps its own outcome). */
+    redeliveryOf: uuid('redelivery_of'),
     /** What is delivered, fixed when the event happened: {envelope, recipient}. */
     payload: jsonb('payload').$type<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null; occurredAt: string }>().notNull(),
     status: text('status', { enum: ['PENDING', 'SUCCESS', 'FAILED'] }).notNull().default('PENDING'),

@@ -56,7 +56,7 @@ export function createAccountRepo() {
       return row;
     },
 
-    async insertApiKey(tx: DbOrTx, input: { customerId: string; mode: 'live' | 'test'; keyHash: string; prefix: string }): Promise<ApiKeyRow> {
+    async insertApiKey(tx: DbOrTx, input: { customerId: string; mode: 'live' | 'test'; keyHash: string; prefix: string; label?: string | null }): Promise<ApiKeyRow> {
       const [row] = await tx.insert(apiKeys).values(input).returning();
       return row;
     },
@@ -84,6 +84,11 @@ export function createAccountRepo() {
     /** last_used_at: the resolver calls this at most once a minute per key and process. */
     async touchKey(tx: DbOrTx, keyId: string): Promise<void> {
       await touchKeyStmt(tx).execute({ id: keyId });
+    },
+
+    async setKeyLabel(tx: DbOrTx, customerId: string, keyId: string, label: string | null): Promise<ApiKeyRow | undefined> {
+      const [row] = await tx.update(apiKeys).set({ label }).where(and(eq(apiKeys.id, keyId), eq(apiKeys.customerId, customerId))).returning();
+      return row;
     },
 
     async revokeKey(tx: DbOrTx, customerId: string, keyId: string): Promise<ApiKeyRow | undefined> {

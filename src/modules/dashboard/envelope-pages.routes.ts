@@ -7,7 +7,8 @@ import { envelopeDetailPage, envelopeListPage } from '../../web/dashboard/envelo
 import type { EnvelopesService } from '../envelopes/envelopes.service.js';
 import { sessionContext } from './dashboard-http.js';
 import type { DashboardSection } from './dashboard.routes.js';
-import { ZModeAsked, ZModeQuery, ZPageNumber, withTestFallback } from './page-query.js';
+import type { ApiKeysService } from '../account/api-keys.service.js';
+import { ZModeAsked, ZModeQuery, ZPageNumber, onlyTestKeys, withTestFallback } from './page-query.js';
 
 const PER_PAGE = 20;
 
@@ -21,7 +22,7 @@ const ZDetailQuery = ZModeQuery.extend({ done: z.enum(Object.keys(DONE_NOTICES) 
  * and events), GET /dashboard/envelopes/:id/download (the sealed PDF once COMPLETED). Reads go through
  * the envelope service, so ownership and the 404 for anyone else's envelope are the API's own.
  */
-export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesService, 'list' | 'get' | 'openDownload'> }): DashboardSection {
+export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesService, 'list' | 'get' | 'openDownload'>; apiKeys: Pick<ApiKeysService, 'list'> }): DashboardSection {
   return (kit) => async (app) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const config = { dashboard: 'session' as const };
@@ -32,8 +33,12 @@ export function envelopePagesSection(deps: { db: Db; envelopes: Pick<EnvelopesSe
       const load = (mode: 'live' | 'test') => deps.envelopes.list(deps.db, sessionContext(request, mode), { status }, { style: 'offset', limit: PER_PAGE, offset });
       // A filtered or later page is a question about one side: only the plain first page falls back to test data.
       const asked = request.query.mode ?? (status || page > 1 ? 'live' : undefined);
-      const { mode, testFallback, result } = await withTestFallback(asked, load);
-      const body = envelopeListPage({ mode, testFallback, status, statuses: ENVELOPE_STATUSES, page, perPage: PER_PAGE, total: result.total, rows: result.rows });
+      const keys = asked ? [] : await deps.apiKeys.list(deps.db, sessionContext(request).actor);
+      const { mode, testFallback, result } = await withTestFallback(asked, load, { onlyTestKeys: onlyTestKeys(keys) });
+      // The switch counts every envelope of each side, whatever the filter.
+      const totalOf = async (m: 'live' | 'test') => (await deps.envelopes.list(deps.db, sessionContext(request, m), {}, { style: 'offset', limit: 1, offset: 0 })).total;
+      const counts = { live: await totalOf('live'), test: await totalOf('test') };
+      const body = envelopeListPage({ mode, testFallback, counts, status, statuses: ENVELOPE_STATUSES, page, perPage: PER_PAGE, total: result.total, rows: result.rows });
       return kit.render(request, reply, { title: 'Envelopes', active: 'envelopes', body });
     });
 

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, ne, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
@@ -81,6 +81,21 @@ export function createWebhooksRepo() {
         .update(webhookDeliveries)
         .set({ status: 'FAILED', errorMessage: reason, nextRetryAt: null, updatedAt: sql`now()` })
         .where(and(eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.status, 'PENDING')));
+    },
+
+    /** A delivery of one registration (the registration was scoped to its owner already). */
+    async deliveryOf(tx: DbOrTx, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
+      const [row] = await tx.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.webhookId, webhookId)));
+      return row;
+    },
+
+    /** Test events and redeliveries asked for since a time: the deliveries a person makes by hand. */
+    async countManualSince(tx: DbOrTx, webhookId: string, since: Date, testEvent: string): Promise<number> {
+      const [{ n }] = await tx
+        .select({ n: count() })
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.webhookId, webhookId), gt(webhookDeliveries.createdAt, since), or(eq(webhookDeliveries.event, testEvent), isNotNull(webhookDeliveries.redeliveryOf))));
+      return n;
     },
 
     async deliveries(tx: DbOrTx, webhookId: string, status: string | undefined, page: { limit: number; offset: number }) {

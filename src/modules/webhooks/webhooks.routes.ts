@@ -6,7 +6,7 @@ import { requestContext } from '../../http/auth.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
-import { ZCreateWebhook, ZDeliveriesQuery, ZDelivery, ZUpdateWebhook, ZWebhook, ZWebhookCreated, ZWebhookIdParam } from './webhooks.schemas.js';
+import { ZCreateWebhook, ZDeliveriesQuery, ZDelivery, ZDeliveryParams, ZUpdateWebhook, ZWebhook, ZWebhookCreated, ZWebhookIdParam } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
 const VERIFY = `Every delivery is a POST with X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>, X-Service-Event and
@@ -101,6 +101,35 @@ export function webhooksRoutes(deps: { db: Db; webhooks: WebhooksService; commit
           const alt = request.query.alt === '1' || request.query.alt === 'true';
           return alt ? { status: 200, body: { success: true } } : { status: 204, body: null };
         }),
+    });
+
+    r.post('/v1/webhooks/:id/test', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'sendWebhookTest',
+        tags,
+        summary: 'Send a test event (ping, an empty envelope) to this endpoint only; answers the queued delivery',
+        description: `The body is {event: "ping", deliveredAt, envelope: {}}, signed and retried like any delivery. At most 20 test events and redeliveries per webhook per hour (WEBHOOK_MANUAL_LIMIT).`,
+        security: [...SECURITY.mutate],
+        params: ZWebhookIdParam,
+        response: { 202: ZDelivery, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['WEBHOOK_NOT_FOUND', 'WEBHOOK_DISABLED', 'WEBHOOK_MANUAL_LIMIT']) },
+      },
+      handler: (request, reply) => commitMutation(request, reply, async (tx) => ({ status: 202, body: await webhooks.sendTest(tx, requestContext(request), request.params.id) })),
+    });
+
+    r.post('/v1/webhooks/:id/deliveries/:deliveryId/redeliver', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'redeliverWebhookDelivery',
+        tags,
+        summary: "Send a finished delivery's payload again, as a new delivery whose redeliveryOf names the first",
+        description: 'Only a delivery that succeeded or failed (a pending one is still being tried). Shares the cap of 20 test events and redeliveries per webhook per hour.',
+        security: [...SECURITY.mutate],
+        params: ZDeliveryParams,
+        response: { 202: ZDelivery, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'DELIVERY_PENDING', 'WEBHOOK_DISABLED', 'WEBHOOK_MANUAL_LIMIT']) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 202, body: await webhooks.redeliver(tx, requestContext(request), request.params.id, request.params.deliveryId) })),
     });
 
     r.get('/v1/webhooks/:id/deliveries', {

@@ -66,8 +66,11 @@ export const ZDelivery = z
     errorMessage: z.string().nullable(),
     lastAttemptAt: z.string().nullable(),
     nextRetryAt: z.string().nullable(),
+    redeliveryOf: z.uuid().nullable().describe('A redelivery: the id of the delivery whose payload it sends again'),
     createdAt: z.string(),
   })
   .meta({ id: 'WebhookDelivery' });
+
+export const ZDeliveryParams = z.object({ id: z.string(), deliveryId: z.string() });
 
 export const ZDeliveriesQuery = z.object({ status: z.enum(['PENDING', 'SUCCESS', 'FAILED']).optional() });

@@ -8,6 +8,17 @@ import type { Owner } from '../envelopes/envelopes.repo.js';
 import { DELIVER_JOB } from './webhooks.jobs.js';
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
 
+/**
+ * The event a test sends. SPEC.md's seven events all describe an envelope and none is a test, so the
+ * test is a synthetic `ping` with an empty envelope, sent only to the endpoint asked for; no
+ * registration can subscribe to it.
+ */
+export const TEST_EVENT = 'ping';
+/** Test events and redeliveries per registration per hour: enough to debug a receiver, too few to flood one. */
+export const MAX_MANUAL_PER_HOUR = 20;
+const HOUR_MS = 3_600_000;
+const DELIVERY_ID = /^(?:dlv_)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
 const UUID = /^(?:wh_)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -60,6 +71,7 @@ export function deliveryDto(d: DeliveryRow) {
     errorMessage: d.errorMessage,
     lastAttemptAt: iso(d.lastAttemptAt),
     nextRetryAt: iso(d.nextRetryAt),
+    redeliveryOf: d.redeliveryOf,
     createdAt: d.createdAt.toISOString(),
   };
 }
@@ -77,6 +89,15 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
     const row = m ? await repo.find(tx, m[1].toLowerCase(), owner, lock) : undefined;
     if (!row) throw new AppError('WEBHOOK_NOT_FOUND', 'No such webhook');
     return row;
+  }
+
+  /** The registration a test or redelivery goes to: the caller's, enabled, and under the hourly cap. */
+  async function requireManual(tx: Tx, ctx: RequestContext, id: string): Promise<WebhookRow> {
+    const webhook = await requireWebhook(tx, id, ownerOf(ctx), true);
+    if (!webhook.active) throw new AppError('WEBHOOK_DISABLED', 'This webhook is disabled: enable it before sending it anything');
+    const sent = await repo.countManualSince(tx, webhook.id, new Date(Date.now() - HOUR_MS), TEST_EVENT);
+    if (sent >= MAX_MANUAL_PER_HOUR) throw new AppError('WEBHOOK_MANUAL_LIMIT', `At most ${MAX_MANUAL_PER_HOUR} test events and redeliveries per webhook per hour`, { limit: MAX_MANUAL_PER_HOUR });
+    return webhook;
   }
 
   return {
@@ -141,6 +162,31 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
       const webhook = await requireWebhook(db, id, ownerOf(ctx));
       const { rows, total } = await repo.deliveries(db, webhook.id, status, paging);
       return { rows: rows.map(deliveryDto), total };
+    },
+
+    /**
+     * A `ping` to this one endpoint, delivered by the same job (signed, retried, recorded) as any event.
+     * The registration's row lock serialises the hourly count, so parallel requests cannot pass the cap together.
+     */
+    async sendTest(tx: Tx, ctx: RequestContext, id: string) {
+      const webhook = await requireManual(tx, ctx, id);
+      const [row] = await repo.insertDeliveries(tx, [{ webhookId: webhook.id, event: TEST_EVENT, envelopeId: null, eventId: null, payload: { envelope: {}, recipient: null, occurredAt: new Date().toISOString() } }]);
+      await enqueue(tx, [{ type: DELIVER_JOB, payload: { deliveryId: row.id }, maxAttempts: 1000 }]);
+      await deps.audit.customer(tx, ctx, { action: 'webhook.test', resourceType: 'webhook', resourceId: webhook.id, metadata: { deliveryId: row.id } });
+      return deliveryDto(row);
+    },
+
+    /** The same payload again as a new delivery linked to the first (the first keeps its own outcome). */
+    async redeliver(tx: Tx, ctx: RequestContext, id: string, deliveryId: string) {
+      const webhook = await requireManual(tx, ctx, id);
+      const m = DELIVERY_ID.exec(deliveryId);
+      const first = m ? await repo.deliveryOf(tx, webhook.id, m[1].toLowerCase()) : undefined;
+      if (!first) throw new AppError('DELIVERY_NOT_FOUND', 'No such delivery of this webhook');
+      if (first.status === 'PENDING') throw new AppError('DELIVERY_PENDING', 'This delivery is still being tried; redeliver it once it succeeded or failed');
+      const [row] = await repo.insertDeliveries(tx, [{ webhookId: webhook.id, event: first.event, envelopeId: first.envelopeId, eventId: first.eventId, payload: first.payload, redeliveryOf: first.redeliveryOf ?? first.id }]);
+      await enqueue(tx, [{ type: DELIVER_JOB, payload: { deliveryId: row.id }, maxAttempts: 1000 }]);
+      await deps.audit.customer(tx, ctx, { action: 'webhook.redeliver', resourceType: 'webhook', resourceId: webhook.id, metadata: { deliveryId: row.id, redeliveryOf: first.id } });
+      return deliveryDto(row);
     },
 
     /** Operator: any customer's registration, deleted ones included. */

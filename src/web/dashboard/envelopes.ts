@@ -4,7 +4,7 @@ import { escapeHtml, scrollTable, when } from './layout.js';
 import { ENVELOPE_COLUMNS, envelopeRows, type EnvelopeListItem } from './overview.js';
 import { badge, emptyState, humanize, pageHeader, pager, query, shortWhen, type Mode } from './parts.js';
 
-export type EnvelopeListView = { mode: Mode; /** No ?mode asked and nothing live: these are test envelopes, said so. */ testFallback?: boolean; status?: string; statuses: readonly string[]; page: number; perPage: number; total: number; rows: EnvelopeListItem[] };
+export type EnvelopeListView = { mode: Mode; /** No ?mode asked and nothing live: these are test envelopes, said so. */ testFallback?: boolean; /** Envelopes on each side, for the switch. */ counts?: Record<Mode, number>; status?: string; statuses: readonly string[]; page: number; perPage: number; total: number; rows: EnvelopeListItem[] };
 
 export function envelopeListPage(v: EnvelopeListView): string {
   const options = ['<option value="">All statuses</option>', ...v.statuses.map((s) => `<option value="${s}"${s === v.status ? ' selected' : ''}>${escapeHtml(humanize(s))}</option>`)].join('');
@@ -23,7 +23,7 @@ ${v.mode === 'test' ? '<input type="hidden" name="mode" value="test">' : ''}
           v.status ? `No ${humanize(v.status).toLowerCase()} envelopes` : `No ${v.mode === 'test' ? 'test ' : ''}envelopes yet`,
           v.status ? `<p><a href="/dashboard/envelopes${query({ mode: v.mode })}">Show all statuses</a></p>` : '<p>Envelopes you create with <code>POST /v1/envelopes</code> show up here with their status.</p>',
         );
-  return `${pageHeader({ title: 'Envelopes', lead: 'Everything you sent for signature, newest first.', path: '/dashboard/envelopes', mode: v.mode, fallback: v.testFallback ? 'envelopes' : undefined, actions: '<a role="button" href="/dashboard/envelopes/new">New envelope</a>' })}
+  return `${pageHeader({ title: 'Envelopes', lead: 'Everything you sent for signature, newest first.', path: '/dashboard/envelopes', mode: v.mode, counts: v.counts, fallback: v.testFallback ? 'envelopes' : undefined, actions: '<a role="button" href="/dashboard/envelopes/new">New envelope</a>' })}
 ${filter}
 ${body}`;
 }

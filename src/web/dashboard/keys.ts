@@ -3,7 +3,7 @@ import { csrfField, escapeHtml, scrollTable } from './layout.js';
 import { firstCallBox } from './first-call.js';
 import { badge, emptyState, pageHeader, shortWhen } from './parts.js';
 
-export type KeyItem = { id: string; prefix: string; mode: 'live' | 'test'; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
+export type KeyItem = { id: string; prefix: string; label: string | null; mode: 'live' | 'test'; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
 
 export type KeysView = {
   csrf: string;
@@ -37,6 +37,8 @@ ${csrfField(v.csrf)}
 <label><input type="radio" name="mode" value="test" checked aria-describedby="mode-test-note"><span>Test <small id="mode-test-note" class="muted">free test sends, sees test data only</small></span></label>
 <label><input type="radio" name="mode" value="live" aria-describedby="mode-live-note"><span>Live <small id="mode-live-note" class="muted">real sends, charged from your balance</small></span></label>
 </fieldset>
+<label for="mint-label">Label <small class="muted">(optional: what the key is for, up to 60 characters)</small></label>
+<input id="mint-label" name="label" maxlength="60" placeholder="CI, staging server, Zapier…" autocomplete="off">
 <button type="submit"${full ? ' disabled aria-describedby="keys-full"' : ''}>Create key</button>
 ${full ? `<p id="keys-full"><small>You have ${v.maxActive} active keys, the most allowed: revoke one first.</small></p>` : ''}
 </form>
@@ -47,8 +49,10 @@ function keyRow(v: KeysView, k: KeyItem): string[] {
   const action = k.revokedAt
     ? '<span class="muted">—</span>'
     : `<form method="post" action="/dashboard/keys/${escapeHtml(k.id)}/revoke" class="inline" data-confirm="Revoke ${escapeHtml(k.prefix)}…? Calls with this key will be refused at once.">${csrfField(v.csrf)}<button type="submit" class="secondary outline danger" aria-label="Revoke ${escapeHtml(k.prefix)}">Revoke</button></form>`;
+  const label = `<form method="post" action="/dashboard/keys/${escapeHtml(k.id)}/label" class="label-form">${csrfField(v.csrf)}<input name="label" maxlength="60" value="${escapeHtml(k.label ?? '')}" aria-label="Label of ${escapeHtml(k.prefix)}" placeholder="No label"><button type="submit" class="secondary outline" aria-label="Save the label of ${escapeHtml(k.prefix)}">Save</button></form>`;
   return [
     `<code>${escapeHtml(k.prefix)}…</code>`,
+    label,
     badge(k.mode, k.mode === 'live' ? 'good' : 'wait'),
     shortWhen(k.createdAt),
     k.lastUsedAt ? shortWhen(k.lastUsedAt) : '<span class="muted">Never</span>',
@@ -60,7 +64,7 @@ function keyRow(v: KeysView, k: KeyItem): string[] {
 export function keysPage(v: KeysView): string {
   const active = v.keys.filter((k) => !k.revokedAt).length;
   const list = v.keys.length
-    ? scrollTable(['Key', 'Mode', 'Created (UTC)', 'Last used (UTC)', 'Status', 'Action'], v.keys.map((k) => keyRow(v, k)))
+    ? scrollTable(['Key', 'Label', 'Mode', 'Created (UTC)', 'Last used (UTC)', 'Status', 'Action'], v.keys.map((k) => keyRow(v, k)))
     : emptyState('No API keys yet', '<p>Create a test key above to try the API for free.</p>');
   return `${pageHeader({ title: 'API keys', lead: 'Keys authenticate your server to the Signet API. Keep them secret.' })}
 ${v.minted ? mintedBox(v.minted, v.publicUrl) : ''}

@@ -98,11 +98,13 @@ export const csrfField = (token: string): string => `<input type="hidden" name="
 
 /**
  * A table that scrolls inside its own box on a narrow screen, so the page never gets wider than the
- * viewport. The box takes keyboard focus so it can be scrolled without a mouse (WCAG 2.1.1).
+ * viewport. The box takes keyboard focus so it can be scrolled without a mouse (WCAG 2.1.1). On a phone
+ * the rows stack (dashboard.css): each cell shows its column's name from `data-label`, so a row's last
+ * column (a status, a Revoke button, a response code) is on screen without sideways scrolling.
  */
 export const scrollTable = (head: string[], rows: string[][], caption?: string): string =>
-  `<div class="overflow-auto" tabindex="0"${caption ? ` role="region" aria-label="${escapeHtml(caption)}"` : ''}><table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}<thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`)
+  `<div class="overflow-auto" tabindex="0"${caption ? ` role="region" aria-label="${escapeHtml(caption)}"` : ''}><table class="stack">${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}<thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c, i) => `<td data-label="${escapeHtml(head[i] ?? '')}">${c}</td>`).join('')}</tr>`)
     .join('')}</tbody></table></div>`;
 
 /** Dates as people read them, in UTC (the API's timezone), with the exact instant in a <time> element. */

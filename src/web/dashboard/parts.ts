@@ -39,15 +39,25 @@ export function query(params: Record<string, string | number | undefined>): stri
 
 /**
  * The page heading with, on pages that show API data, the live/test switch (as Stripe's "View test
- * data"): test keys see only test envelopes and webhooks, so the dashboard shows either side.
+ * data"): test keys see only test envelopes and webhooks, so the dashboard shows either side. With
+ * `counts` the switch names both sides with their totals ("Live (0) · Test (3)") and marks the one shown,
+ * so a person sees at once that the other side holds something.
  */
-export function pageHeader(o: { title: string; lead?: string; path?: string; mode?: Mode; actions?: string; fallback?: string }): string {
+export function pageHeader(o: { title: string; lead?: string; path?: string; mode?: Mode; actions?: string; fallback?: string; counts?: Record<Mode, number> }): string {
   // On a fallback page "live" must be asked for by name: without ?mode the page would fall back again.
   const toLive = o.fallback ? '?mode=live' : '';
-  const toggle =
-    o.path && o.mode
-      ? `<a class="mode-switch secondary outline" role="button" href="${escapeHtml(o.path)}${o.mode === 'live' ? '?mode=test' : toLive}">${o.mode === 'live' ? 'View test data' : 'View live data'}</a>`
-      : '';
+  let toggle = '';
+  if (o.path && o.mode && o.counts) {
+    const side = (m: Mode) => {
+      const label = `${m === 'live' ? 'Live' : 'Test'} (${o.counts![m]})`;
+      return m === o.mode
+        ? `<li><a href="${escapeHtml(o.path!)}${m === 'live' ? toLive : '?mode=test'}" aria-current="page">${label}</a></li>`
+        : `<li><a href="${escapeHtml(o.path!)}${m === 'live' ? '?mode=live' : '?mode=test'}">${label}</a></li>`;
+    };
+    toggle = `<nav class="mode-switch" aria-label="Live or test data"><ul>${side('live')}<li aria-hidden="true">·</li>${side('test')}</ul></nav>`;
+  } else if (o.path && o.mode) {
+    toggle = `<a class="mode-switch secondary outline" role="button" href="${escapeHtml(o.path)}${o.mode === 'live' ? '?mode=test' : toLive}">${o.mode === 'live' ? 'View test data' : 'View live data'}</a>`;
+  }
   const banner =
     o.mode !== 'test'
       ? ''
