@@ -14,3 +14,4 @@ export * from './dashboard.js';
 export * from './blobs.js';
 export * from './card-reversals.js';
 export * from './secrets.js';
+export * from './embed.js';
