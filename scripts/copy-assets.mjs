@@ -6,6 +6,7 @@ const dirs = [
   'db/migrations',
   'web/assets',
   'web/signing/assets',
+  'web/embed/assets',
   'web/verify/assets',
   'web/verify-document/assets',
   'web/dashboard/assets',
