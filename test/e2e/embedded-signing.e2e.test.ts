@@ -113,12 +113,14 @@ describe('embedded signing in Chromium', () => {
       await frame.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
       const accent = await frame.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim());
       assert.equal(accent, '#0b5d1e', 'the account colour (brand.css) replaces the built-in accent');
-      await page.screenshot({ path: `${SHOTS}/embedded-signing-1280.png` });
       await frame.locator('[data-testid^="field-"]').first().click();
       await frame.getByTestId('signature-tab-type').click();
       await frame.getByTestId('signature-type-input').fill('Alice Embed');
       await frame.getByTestId('signature-apply').click();
       await frame.getByTestId('signature-dialog').waitFor({ state: 'hidden' });
+      // Every field done: Finish shows the account's colour.
+      assert.equal(await frame.getByTestId('finish-button').evaluate((b) => getComputedStyle(b).backgroundColor), 'rgb(11, 93, 30)');
+      await page.screenshot({ path: `${SHOTS}/embedded-signing-1280.png` });
       await frame.getByTestId('finish-button').click();
       const signed = await waitFor('signet:signed', async () => {
         const seen = await events(page);
