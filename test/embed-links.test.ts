@@ -130,6 +130,10 @@ describe('account: allowed origins and brand colour', () => {
     assert.match(css.headers['content-type'] as string, /^text\/css/);
     assert.equal(css.body.trim(), ':root { --accent: #0b5d1e; }');
     assert.equal((await t.app.inject({ url: '/sign/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/brand.css' })).body.includes('--accent'), false);
+    // The invitation's button carries the colour too; the text part is unchanged.
+    await drain(t);
+    const invitation = (await outbox(t)).find((m) => toOf(m).includes(env.recipients[0].email.toLowerCase()));
+    assert.match(String(invitation?.html), /background-color:\s*#0b5d1e/i);
     assert.equal((await patchAccount({ brandColor: null })).json().brandColor, null);
   });
 
