@@ -7,7 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Frame, Page } from 'playwright-core';
 import type { TestApp } from '../harness.js';
-import { contractPdf, launchChromium, startBrowserApp, waitFor, type Api } from './helpers.js';
+import { invitationEmail } from '../../src/providers/email/templates/index.js';
+import { signInDashboard } from '../fixtures/dashboard.js';
+import { assertPageFitsAndIsAccessible, contractPdf, launchChromium, startBrowserApp, waitFor, type Api } from './helpers.js';
 
 const SHOTS = '/tmp/shots-h-embed';
 
@@ -140,5 +142,42 @@ describe('embedded signing in Chromium', () => {
     assert.match(refusals[0], /violates the following Content Security Policy directive: "frame-ancestors http:\/\/localhost:\d+". The request has been blocked/);
     await sleep(1500);
     assert.deepEqual(await events(page), []);
+  });
+
+  test('settings: brand colour and allowed origins with the keyboard, a refused colour inline; the branded invitation email', async () => {
+    const browser = await launchChromium({ viewport: { width: 1280, height: 900 } });
+    browsers.push(browser);
+    const { sessionToken } = await signInDashboard(t);
+    await browser.context.addCookies([{ name: 'svc_session', value: sessionToken, url: base, httpOnly: true, sameSite: 'Lax' }]);
+    const page = await browser.context.newPage();
+    await page.goto(`${base}/dashboard/settings`);
+    await page.getByLabel('Accent colour').fill('#ffcc00');
+    await page.getByLabel('Accent colour').press('Enter');
+    await page.waitForLoadState();
+    assert.equal(await page.getByLabel('Accent colour').getAttribute('aria-invalid'), 'true');
+    assert.match((await page.locator('#brandColor-error').textContent()) ?? '', /contrast of 1\.\d\d:1/);
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      await assertPageFitsAndIsAccessible(page, 'settings with a refused colour', width);
+      await page.locator('#brand-title').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${SHOTS}/settings-brand-refused-${width}.png` });
+    }
+    await page.getByLabel('Accent colour').fill('#0b5d1e');
+    await page.getByLabel('Allowed origins, one per line').fill('https://app.example.com');
+    await page.getByLabel('Accent colour').press('Enter');
+    await page.waitForURL(/saved=1/);
+    assert.equal(await page.getByLabel('Accent colour').inputValue(), '#0b5d1e');
+
+    const mail = invitationEmail(
+      { title: 'Services agreement', senderName: 'Acme Legal', expiresAt: new Date('2026-12-31T12:00:00Z'), test: false, accent: '#0b5d1e' },
+      { name: 'Alice Embed', email: 'alice@example.com' },
+      `${base}/sign/${'A'.repeat(43)}`,
+      'sign',
+    );
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.setContent(mail.html);
+      await page.screenshot({ path: `${SHOTS}/invitation-branded-${width}.png`, fullPage: true });
+    }
   });
 });
