@@ -174,10 +174,12 @@ describe('embedded signing in Chromium', () => {
       `${base}/sign/${'A'.repeat(43)}`,
       'sign',
     );
+    // A blank page, as a mail client's: the dashboard's CSP would drop the email's inline styles.
+    const mailPage = await browser.context.newPage();
     for (const width of [1280, 375]) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.setContent(mail.html);
-      await page.screenshot({ path: `${SHOTS}/invitation-branded-${width}.png`, fullPage: true });
+      await mailPage.setViewportSize({ width, height: 900 });
+      await mailPage.setContent(mail.html);
+      await mailPage.screenshot({ path: `${SHOTS}/invitation-branded-${width}.png`, fullPage: true });
     }
   });
 });
