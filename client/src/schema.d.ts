@@ -733,7 +733,7 @@ export interface components {
             /** @description Up to 10 origins (https, or http for localhost) whose pages may frame embed links, e.g. ["https://app.example.com"]; [] for none */
             allowedOrigins?: string[];
             /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
-            brandColor?: null;
+            brandColor?: string | null;
         };
         AccountInput: {
             /** Format: uuid */
@@ -1199,7 +1199,7 @@ export interface components {
             /** @description Up to 10 origins (https, or http for localhost) whose pages may frame embed links, e.g. ["https://app.example.com"]; [] for none */
             allowedOrigins?: unknown;
             /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
-            brandColor?: null;
+            brandColor?: string | null;
         };
         Account: {
             /** Format: uuid */

@@ -74,7 +74,7 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
         ...(patch.senderNotifications !== undefined && { senderNotifications: patch.senderNotifications }),
         ...(patch.consentText !== undefined && { consentText: patch.consentText }),
         ...(patch.allowedOrigins !== undefined && { allowedOrigins: patch.allowedOrigins }),
-        ...(patch.brandColor !== undefined && { brandColor: patch.brandColor }),
+        ...(patch.brandColor !== undefined && { brandColor: patch.brandColor?.toLowerCase() ?? null }),
       });
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
       // Which settings changed, never their values: the consent text may be long, the address personal.

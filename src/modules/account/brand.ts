@@ -55,10 +55,11 @@ export const MIN_CONTRAST = 4.5;
 export const ZBrandColor = z
   .string()
   .regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour as #rrggbb')
-  .transform((s) => s.toLowerCase())
+  // No transform (the OpenAPI document would lose the string): the service stores it lower-case.
   .superRefine((hex, ctx) => {
+    if (!/^#[0-9a-fA-F]{6}$/.test(hex)) return;
     const ratio = contrastWithWhite(hex);
     if (ratio < MIN_CONTRAST) {
-      ctx.addIssue({ code: 'custom', message: `white text on ${hex} has a contrast of ${(Math.floor(ratio * 100) / 100).toFixed(2)}:1, below the ${MIN_CONTRAST}:1 that WCAG asks for; choose a darker colour` });
+      ctx.addIssue({ code: 'custom', message: `white text on ${hex.toLowerCase()} has a contrast of ${(Math.floor(ratio * 100) / 100).toFixed(2)}:1, below the ${MIN_CONTRAST}:1 that WCAG asks for; choose a darker colour` });
     }
   });

@@ -23,11 +23,7 @@ import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
-const senderAndConsent = (a: { name: string | null; consentText: string | null; brandColor?: string | null } | undefined) => ({
-  senderName: a?.name ?? null,
-  consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT,
-  brandColor: a?.brandColor ?? null,
-});
+const senderAndConsent = (a: { name: string | null; consentText: string | null; brandColor?: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null });
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 // An x402 payment buys exactly the route's price: it cannot also pay for a gated recipient's verification.
 const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient with verificationRequired is charged a verification (USD 0.50) with the envelope, which an x402 payment cannot cover; pay from a prepaid balance (API key or wallet JWT)');
