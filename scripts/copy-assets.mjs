@@ -7,6 +7,7 @@ const dirs = [
   'web/assets',
   'web/signing/assets',
   'web/editor/assets',
+  'web/embed/assets',
   'web/verify/assets',
   'web/verify-document/assets',
   'web/dashboard/assets',

@@ -56,6 +56,8 @@ import { opsWebhookRoutes } from './modules/ops/ops-webhooks.routes.js';
 import { opsRoutes } from './modules/ops/ops.routes.js';
 import { metricsRoutes } from './modules/ops/metrics.routes.js';
 import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
+import { embedRoutes } from './modules/embed/embed.routes.js';
+import { createEmbed } from './container-embed.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
 import { stripeWebhookRoutes } from './modules/stripe/stripe-webhook.routes.js';
@@ -266,6 +268,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   if (c.engine.webhookSecret) await app.register(documensoWebhookRoutes({ db: c.db, secret: c.engine.webhookSecret, syncOutside: c.engine.syncOutside, byNumericId: c.engine.byNumericId }));
   await app.register(signingRoutes({ signing: c.signing }));
   await app.register(signingPageRoutes());
+  await app.register(embedRoutes({ embed: createEmbed(c, config), commitMutation: c.commitMutation }));
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, refunds: c.refunds, commitMutation: c.commitMutation }));
   await app.register(opsWebhookRoutes({ db: c.db, webhooks: c.webhooks }));
   await app.register(metricsRoutes({ metrics: c.metrics, public: config.metricsPublic }));

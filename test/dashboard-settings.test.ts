@@ -93,6 +93,24 @@ describe('dashboard settings', () => {
     assert.ok(!hostile.body.includes('<script>x</script>'));
   });
 
+  test('brand colour and allowed origins: saved through the form; a low-contrast colour and a bad origin are refused inline, saying why', async () => {
+    const { c, b } = await fresh();
+    const bad = await save(b, { displayName: 'Acme', brandColor: '#7fbfff', allowedOrigins: 'https://app.example.com\r\nhttp://evil.example.com' });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /id="brandColor-error" class="field-error">white text on #7fbfff has a contrast of 1\.\d\d:1, below the 4\.5:1/);
+    assert.match(bad.body, /id="allowedOrigins-error" class="field-error">http:\/\/evil\.example\.com: an origin must be https/);
+    assert.match(bad.body, /value="#7fbfff"/, 'what was typed stays');
+    assert.equal((await row(c.id)).brandColor, null);
+
+    const ok = await save(b, { displayName: 'Acme', brandColor: '#0B5D1E', allowedOrigins: 'https://app.example.com\r\n\r\nhttp://localhost:5173' });
+    assert.equal(ok.statusCode, 303, ok.body);
+    const saved = await row(c.id);
+    assert.deepEqual([saved.brandColor, saved.allowedOrigins], ['#0b5d1e', ['https://app.example.com', 'http://localhost:5173']]);
+    const shown = await page('/dashboard/settings', b);
+    assert.match(shown.body, /id="brandColor" name="brandColor" value="#0b5d1e"/);
+    assert.ok(shown.body.includes('>https://app.example.com\nhttp://localhost:5173</textarea>'));
+  });
+
   test('the form needs its CSRF token and a session', async () => {
     const { c, b } = await fresh();
     const other = await signInDashboard(t);

@@ -695,6 +695,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/envelopes/{id}/recipients/{recipient}/embed-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A short-lived, single-use link to one recipient's signing page, for framing in your app
+         * @description The link opens the recipient's signing page inside an iframe on a page of one of the account's allowedOrigins (PATCH /v1/account); every other origin is refused framing by the browser. It can be opened once, within 10 minutes: mint a new one for each page view. The page posts signet:ready, signet:signed, signet:declined and signet:error to its parent (docs/embedding.md). The envelope must be sent and live (DRAFT: 409 INVALID_STATE; ended or expired: 410 ENVELOPE_NOT_ACTIVE) and the recipient must not have acted (409 ALREADY_ACTED). Free. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).
+         */
+        post: operations["createEmbedLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -734,6 +754,10 @@ export interface components {
             senderNotifications?: boolean;
             /** @description What recipients agree to before acting, plain text up to 5000 characters (blank lines separate paragraphs); null: the built-in text */
             consentText?: string | null;
+            /** @description Up to 10 origins (https, or http for localhost) whose pages may frame embed links, e.g. ["https://app.example.com"]; [] for none */
+            allowedOrigins?: string[];
+            /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
+            brandColor?: string | null;
         };
         AccountInput: {
             /** Format: uuid */
@@ -773,6 +797,10 @@ export interface components {
             senderNotifications: boolean;
             /** @description What recipients agree to before acting (electronic records and signatures); null: the built-in text */
             consentText: string | null;
+            /** @description Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none */
+            allowedOrigins: string[];
+            /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
+            brandColor: string | null;
         };
         UsageEntryInput: {
             /** Format: uuid */
@@ -1064,6 +1092,15 @@ export interface components {
             nextRetryAt: string | null;
             createdAt: string;
         };
+        EmbedLinkInput: {
+            /** @description The embed link: frame it (Signet.embed from /embed.js) on a page of one of the account's allowedOrigins. It opens once */
+            url: string;
+            /** @description Until when it can be opened (10 minutes); once opened, the page stays usable */
+            expiresAt: string;
+            envelopeId: string;
+            /** @description The recipient's position (1, 2, …), as the page's events name it */
+            recipientId: number;
+        };
         SealedEnvelopeInput: {
             /** @description The envelope id printed on the certificate page */
             envelopeId: string;
@@ -1183,6 +1220,10 @@ export interface components {
             senderNotifications?: boolean;
             /** @description What recipients agree to before acting, plain text up to 5000 characters (blank lines separate paragraphs); null: the built-in text */
             consentText?: string | null;
+            /** @description Up to 10 origins (https, or http for localhost) whose pages may frame embed links, e.g. ["https://app.example.com"]; [] for none */
+            allowedOrigins?: unknown;
+            /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
+            brandColor?: string | null;
         };
         Account: {
             /** Format: uuid */
@@ -1222,6 +1263,10 @@ export interface components {
             senderNotifications: boolean;
             /** @description What recipients agree to before acting (electronic records and signatures); null: the built-in text */
             consentText: string | null;
+            /** @description Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none */
+            allowedOrigins: string[];
+            /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
+            brandColor: string | null;
         };
         UsageEntry: {
             /** Format: uuid */
@@ -1512,6 +1557,15 @@ export interface components {
             lastAttemptAt: string | null;
             nextRetryAt: string | null;
             createdAt: string;
+        };
+        EmbedLink: {
+            /** @description The embed link: frame it (Signet.embed from /embed.js) on a page of one of the account's allowedOrigins. It opens once */
+            url: string;
+            /** @description Until when it can be opened (10 minutes); once opened, the page stays usable */
+            expiresAt: string;
+            envelopeId: string;
+            /** @description The recipient's position (1, 2, …), as the page's events name it */
+            recipientId: number;
         };
         SealedEnvelope: {
             /** @description The envelope id printed on the certificate page */
@@ -2228,7 +2282,11 @@ export interface operations {
                      *       "displayNameIsDefault": true,
                      *       "notificationEmail": "ada@example.com",
                      *       "senderNotifications": true,
-                     *       "consentText": "string"
+                     *       "consentText": "string",
+                     *       "allowedOrigins": [
+                     *         "string"
+                     *       ],
+                     *       "brandColor": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -2394,7 +2452,11 @@ export interface operations {
                      *       "displayNameIsDefault": true,
                      *       "notificationEmail": "ada@example.com",
                      *       "senderNotifications": true,
-                     *       "consentText": "string"
+                     *       "consentText": "string",
+                     *       "allowedOrigins": [
+                     *         "string"
+                     *       ],
+                     *       "brandColor": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3875,6 +3937,11 @@ export interface operations {
                             /** Format: uri */
                             redirectUrl?: string;
                         };
+                        /**
+                         * @description email (default): recipients are invited by email. embedded: no invitation or reminder is emailed; your app frames each recipient's embed link (POST /v1/envelopes/{id}/recipients/{recipient}/embed-link)
+                         * @enum {string}
+                         */
+                        delivery?: "email" | "embedded";
                         draft?: boolean;
                     };
                 };
@@ -4358,6 +4425,11 @@ export interface operations {
                             /** Format: uri */
                             redirectUrl?: string;
                         };
+                        /**
+                         * @description email (default): recipients are invited by email. embedded: no invitation or reminder is emailed; your app frames each recipient's embed link (POST /v1/envelopes/{id}/recipients/{recipient}/embed-link)
+                         * @enum {string}
+                         */
+                        delivery?: "email" | "embedded";
                         draft?: boolean;
                     };
                 };
@@ -13603,6 +13675,298 @@ export interface operations {
                         error: string;
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createEmbedLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                /** @description The recipient's position in the envelope's recipients (1, 2, …: the order they were given in, as r1, r2 in markers) or their email address */
+                recipient: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://example.com/signed",
+                     *       "expiresAt": "2026-01-15T10:00:00.000Z",
+                     *       "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "recipientId": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbedLink"];
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "NOT_SUPPORTED_BY_ENGINE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description ENVELOPE_NOT_FOUND: No such envelope owned by the caller.
+             *     RECIPIENT_NOT_FOUND: A recipient named by the request is not on the envelope or template.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such envelope owned by the caller.",
+                     *       "code": "ENVELOPE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "ENVELOPE_NOT_FOUND" | "RECIPIENT_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     INVALID_STATE: The envelope's state does not allow this operation (e.g. resend before it was sent).
+             *     ALREADY_ACTED: This recipient has already signed, approved or declined.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "INVALID_STATE" | "ALREADY_ACTED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description ENVELOPE_NOT_ACTIVE: The envelope is completed, cancelled, expired or rejected; nothing more can be signed. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The envelope is completed, cancelled, expired or rejected; nothing more can be signed.",
+                     *       "code": "ENVELOPE_NOT_ACTIVE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "ENVELOPE_NOT_ACTIVE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                         requestId?: string;
                         details?: {
                             path: string;

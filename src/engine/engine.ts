@@ -73,6 +73,10 @@ export type CreateDocumentInput = {
   senderName?: string | null;
   /** What the recipients agree to before acting (electronic records and signatures), copied onto the document (a remote engine may ignore it). */
   consentText?: string;
+  /** The account's accent (#rrggbb) for the engine's own emails, copied at create (a remote engine may ignore it). */
+  brandColor?: string | null;
+  /** embedded: the engine emails no invitation or reminder (the sender frames embed links instead). */
+  delivery?: 'email' | 'embedded';
   testSend: boolean;
   expiresAt: Date;
   draft: boolean;

@@ -30,6 +30,10 @@ export const customers = pgTable(
     notificationEmail: text('notification_email'),
     /** Whether the sender gets those notices at all (opt-out per account). */
     senderNotifications: boolean('sender_notifications').notNull().default(true),
+    /** Origins whose pages may frame this account's embed links (the embed page's frame-ancestors); empty: none may. */
+    allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
+    /** `#rrggbb` for the signing page's primary buttons and the invitation's button; null: Signet's own. */
+    brandColor: text('brand_color'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

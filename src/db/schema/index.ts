@@ -15,3 +15,4 @@ export * from './blobs.js';
 export * from './card-reversals.js';
 export * from './secrets.js';
 export * from './prepare-links.js';
+export * from './embed.js';

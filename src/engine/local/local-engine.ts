@@ -62,6 +62,8 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     throw new AppError('DOWNLOAD_FAILED', version === 'signed' ? 'The signing engine has no sealed PDF for this envelope' : 'The signing engine has no document for this envelope');
   };
 
+  const embedded = (doc: { meta: EngineMeta }) => (doc.meta as { delivery?: string }).delivery === 'embedded';
+
   async function requireDocument(tx: DbOrTx, id: string, lock = false) {
     const doc = await repo.document(tx, id, lock);
     if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
@@ -84,6 +86,9 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
   /** The writes that invite everyone whose turn it is and who was not invited yet (VIEWERs on distribution): their jobs and their mark. */
   function turnWrites(doc: { title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean): SQL[] {
+    // An embedded envelope's recipients are shown their link by the sender's app: no one is emailed, and
+    // no one counts as notified (so a cancel or a reissued link emails no one either).
+    if (embedded(doc)) return [];
     const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])].filter((r) => !r.notifiedAt);
     if (targets.length === 0) return [];
     const jobs = notifier.invitations(doc, targets.map((r) => ({ name: r.name, email: r.email, link: linkOf(r), action: actionOf(r.role) })));
@@ -147,7 +152,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           pages: input.document.info.pages,
           testSend: input.testSend,
           // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}) },
+          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}) },
           expiresAt: input.expiresAt,
         },
         recipients,
@@ -197,6 +202,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     async resend(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
+      if (embedded(doc)) return [];
       const turn = currentTurn(await repo.recipients(tx, doc.id));
       const jobs = notifier.reminders(doc, turn.map((r) => ({ name: r.name, email: r.email, role: r.role, link: linkOf(r) })));
       if (turn.length) await repo.together(tx, [enqueueStatement(jobs), repo.notifiedStatement(turn.map((r) => r.id))]);

@@ -14,7 +14,7 @@ import type { EngineMeta } from '../engine.js';
 import { SEND_EMAIL_JOB, type EmailJobPayload } from './send-email-job.js';
 
 /** The engine document as the notices need it; `meta.senderName` is the sending account's name, recorded at create. */
-type Doc = { title: string | null; meta: EngineMeta & { senderName?: string }; testSend: boolean; expiresAt: Date };
+type Doc = { title: string | null; meta: EngineMeta & { senderName?: string; brandColor?: string }; testSend: boolean; expiresAt: Date };
 type Person = { name: string; email: string };
 
 /** SIGNER signs, APPROVER approves, everyone else (VIEWER, CC) only reads. */
@@ -23,6 +23,7 @@ export const actionOf = (role: string): SigningAction => (role === 'SIGNER' ? 's
 const mailOf = (doc: Doc): EnvelopeMail => ({
   title: doc.title,
   senderName: doc.meta.senderName ?? null,
+  accent: doc.meta.brandColor,
   subject: doc.meta.subject,
   message: doc.meta.message,
   expiresAt: doc.expiresAt,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ALLOWED_ORIGINS_MAX, ZAllowedOrigins, ZBrandColor } from './brand.js';
 
 /** The wallet-caller part of the account (SPEC leaves the names to us). */
 export const ZAccountWalletFields = {
@@ -16,6 +17,8 @@ export const ZAccountSettingsFields = {
   notificationEmail: z.string().nullable().describe("Where the sender's notices go (an envelope completed, declined or expired); null: the account's email"),
   senderNotifications: z.boolean().describe('Whether those notices are sent at all'),
   consentText: z.string().nullable().describe('What recipients agree to before acting (electronic records and signatures); null: the built-in text'),
+  allowedOrigins: z.array(z.string()).describe("Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none"),
+  brandColor: z.string().nullable().describe("Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own"),
 };
 
 export const DISPLAY_NAME_MAX = 100;
@@ -54,8 +57,15 @@ export const ZAccountSettingsPatch = z
       ])
       .optional()
       .describe(`What recipients agree to before acting, plain text up to ${CONSENT_TEXT_MAX} characters (blank lines separate paragraphs); null: the built-in text`),
+    allowedOrigins: ZAllowedOrigins.optional().describe(
+      `Up to ${ALLOWED_ORIGINS_MAX} origins (https, or http for localhost) whose pages may frame embed links, e.g. ["https://app.example.com"]; [] for none`,
+    ),
+    brandColor: z
+      .union([ZBrandColor, z.null()])
+      .optional()
+      .describe('#rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet\'s own'),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor')
   .meta({ id: 'AccountSettingsPatch' });
 export type TAccountSettingsPatch = z.infer<typeof ZAccountSettingsPatch>;
 

@@ -39,6 +39,8 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
     notificationEmail: customer.notificationEmail,
     senderNotifications: customer.senderNotifications,
     consentText: customer.consentText,
+    allowedOrigins: customer.allowedOrigins,
+    brandColor: customer.brandColor,
   });
 
   return {
@@ -71,6 +73,8 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
         ...(patch.notificationEmail !== undefined && { notificationEmail: patch.notificationEmail }),
         ...(patch.senderNotifications !== undefined && { senderNotifications: patch.senderNotifications }),
         ...(patch.consentText !== undefined && { consentText: patch.consentText }),
+        ...(patch.allowedOrigins !== undefined && { allowedOrigins: patch.allowedOrigins }),
+        ...(patch.brandColor !== undefined && { brandColor: patch.brandColor?.toLowerCase() ?? null }),
       });
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
       // Which settings changed, never their values: the consent text may be long, the address personal.

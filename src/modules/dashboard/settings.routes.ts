@@ -24,6 +24,8 @@ function patchOf(body: Record<string, string | undefined>): { form: SettingsForm
     notificationEmail: (body.notificationEmail ?? '').trim(),
     senderNotifications: body.senderNotifications === 'on',
     consentText: lf(body.consentText ?? ''),
+    allowedOrigins: lf(body.allowedOrigins ?? ''),
+    brandColor: (body.brandColor ?? '').trim(),
   };
   const consent = form.consentText.trim();
   return {
@@ -33,6 +35,8 @@ function patchOf(body: Record<string, string | undefined>): { form: SettingsForm
       notificationEmail: form.notificationEmail === '' ? null : form.notificationEmail,
       senderNotifications: form.senderNotifications,
       consentText: consent === '' || consent === DEFAULT_CONSENT_TEXT ? null : form.consentText,
+      allowedOrigins: form.allowedOrigins.split('\n').map((o) => o.trim()).filter(Boolean),
+      brandColor: form.brandColor === '' ? null : form.brandColor,
     },
   };
 }
@@ -53,7 +57,7 @@ export function settingsSection(deps: { db: Db; account: Pick<AccountService, 'g
       const body = settingsPage({
         csrf: kit.csrf.tokenFor(request, reply),
         email: account.email,
-        form: extra.form ?? { displayName: account.displayName, notificationEmail: account.notificationEmail ?? '', senderNotifications: account.senderNotifications, consentText: account.consentText ?? '' },
+        form: extra.form ?? { displayName: account.displayName, notificationEmail: account.notificationEmail ?? '', senderNotifications: account.senderNotifications, consentText: account.consentText ?? '', allowedOrigins: account.allowedOrigins.join('\n'), brandColor: account.brandColor ?? '' },
         defaultConsentText: DEFAULT_CONSENT_TEXT,
         displayNameMax: DISPLAY_NAME_MAX,
         consentTextMax: CONSENT_TEXT_MAX,

@@ -69,6 +69,11 @@ export const ZCreatePayload = z.object({
   storageExpiryDays: z.number().int().min(1).max(3650).optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   meta: ZMeta.optional(),
+  /** embedded: no invitation or reminder is emailed; the sender's app shows each recipient an embed link. */
+  delivery: z
+    .enum(['email', 'embedded'])
+    .optional()
+    .describe('email (default): recipients are invited by email. embedded: no invitation or reminder is emailed; your app frames each recipient\'s embed link (POST /v1/envelopes/{id}/recipients/{recipient}/embed-link)'),
   /** Create a DRAFT instead of sending (POST /v1/envelopes only; /draft always drafts). */
   draft: z.boolean().optional(),
 });

@@ -23,7 +23,7 @@ import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
-const senderAndConsent = (a: { name: string | null; consentText: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT });
+const senderAndConsent = (a: { name: string | null; consentText: string | null; brandColor?: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null });
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 // An x402 payment buys exactly the route's price: it cannot also pay for a gated recipient's verification.
 const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient with verificationRequired is charged a verification (USD 0.50) with the envelope, which an x402 payment cannot cover; pay from a prepaid balance (API key or wallet JWT)');
@@ -65,7 +65,7 @@ export type EnvelopeServiceDeps = {
   prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
   /** The account's name, which invitations show as the sender, and its consent text (read before the transaction). */
-  senderOf: (customerId: string) => Promise<{ name: string | null; consentText: string | null } | undefined>;
+  senderOf: (customerId: string) => Promise<{ name: string | null; consentText: string | null; brandColor: string | null } | undefined>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
@@ -158,6 +158,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields: planned.fields,
         meta: payload.meta ?? {},
+        delivery: payload.delivery ?? 'email',
         // Copied onto the document: what recipients are shown and agree to stays as it was at create.
         ...senderAndConsent(standing ?? (await deps.senderOf(ctx.actor.customerId))), // no check read it: a draft, x402
         testSend,

@@ -2,7 +2,7 @@
 import { csrfField, escapeHtml } from './layout.js';
 import { pageHeader } from './parts.js';
 
-export type SettingsForm = { displayName: string; notificationEmail: string; senderNotifications: boolean; consentText: string };
+export type SettingsForm = { displayName: string; notificationEmail: string; senderNotifications: boolean; consentText: string; allowedOrigins: string; brandColor: string };
 
 export type SettingsView = {
   csrf: string;
@@ -28,6 +28,8 @@ export function settingsPage(v: SettingsView): string {
   const name = fieldError(v, 'displayName');
   const notify = fieldError(v, 'notificationEmail');
   const consent = fieldError(v, 'consentText');
+  const origins = fieldError(v, 'allowedOrigins');
+  const color = fieldError(v, 'brandColor');
   const summary = v.errors
     ? `<div class="form-errors" role="alert" tabindex="-1" id="form-errors"><p><strong>Nothing was saved.</strong> ${escapeHtml(v.errors.form ?? 'Correct the fields marked below and save again.')}</p></div>`
     : '';
@@ -58,6 +60,21 @@ ${notify.html}<small id="notificationEmail-help">Leave empty to use your account
 <textarea id="consentText" name="consentText" rows="10" maxlength="${v.consentTextMax}" placeholder="${escapeHtml(v.defaultConsentText)}"${consent.attrs || ' aria-describedby="consentText-help"'}>${escapeHtml(v.form.consentText)}</textarea>
 </label>
 ${consent.html}<small id="consentText-help">Plain text, up to ${v.consentTextMax.toLocaleString('en-US')} characters; a blank line starts a new paragraph. It should say that electronic signatures bind as paper ones do, how to get a paper copy, how to withdraw consent, and what is needed to open the documents.</small>
+</article>
+<article aria-labelledby="brand-title">
+<header><h2 id="brand-title">Brand</h2></header>
+<label for="brandColor">Accent colour
+<input type="text" id="brandColor" name="brandColor" value="${escapeHtml(v.form.brandColor)}" placeholder="#1f5fd1" maxlength="7" spellcheck="false" autocomplete="off"${color.attrs || ' aria-describedby="brandColor-help"'}>
+</label>
+${color.html}<small id="brandColor-help">As #rrggbb, for the signing page's main buttons and the invitation's button. It carries white text, so it must contrast with white by at least 4.5:1 (WCAG AA); leave empty for Signet's blue.</small>
+</article>
+<article aria-labelledby="embedding-title">
+<header><h2 id="embedding-title">Embedded signing</h2></header>
+<p>Pages on these origins may show your recipients' embed links inside a frame; every other site is refused. See the embedding guide.</p>
+<label for="allowedOrigins">Allowed origins, one per line
+<textarea id="allowedOrigins" name="allowedOrigins" rows="4" spellcheck="false" placeholder="https://app.example.com"${origins.attrs || ' aria-describedby="allowedOrigins-help"'}>${escapeHtml(v.form.allowedOrigins)}</textarea>
+</label>
+${origins.html}<small id="allowedOrigins-help">Up to 10, each https://host[:port] (http only for localhost), no path.</small>
 </article>
 <button type="submit">Save settings</button>
 </form>`;

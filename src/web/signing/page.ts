@@ -41,21 +41,35 @@ export type SigningPageOptions = {
   /** `app-<hash>` and `pdfjs-<version>`, the versioned asset folders under /sign/assets/. */
   appPrefix: string;
   pdfjsPrefix: string;
+  /** Prefix of every relative URL: '' at /sign/<token>, '../' for the embed page at /sign/embed/<token>. */
+  root?: string;
+  /** An embed link's page: where its events go (embed-events.js) and whom they name. */
+  embed?: { origins: string[]; envelopeId: string; recipientId: number };
 };
 
+/** The page's policy with framing allowed for `origins` only (an embed link's page); none: no framing. */
+export function signingPageCsp(origins: string[]): Record<string, readonly string[]> {
+  return { ...SIGNING_PAGE_CSP, 'frame-ancestors': origins.length ? origins : ["'none'"] };
+}
+
 export function renderSigningPage(o: SigningPageOptions): string {
-  const pdfjs = `assets/${escapeHtml(o.pdfjsPrefix)}`;
-  const token = escapeHtml(o.token);
+  const root = o.root ?? '';
+  const pdfjs = `${root}assets/${escapeHtml(o.pdfjsPrefix)}`;
+  const token = escapeHtml(root + o.token);
+  const embed = o.embed
+    ? ` data-embed-origins="${escapeHtml(o.embed.origins.join(' '))}" data-envelope-id="${escapeHtml(o.embed.envelopeId)}" data-recipient-id="${o.embed.recipientId}"`
+    : '';
   const head = pageHead({
     title: 'Review and sign',
-    stylesheets: [`assets/${o.appPrefix}/signing.css`],
-    modulepreload: [`assets/${o.pdfjsPrefix}/pdf.min.mjs`],
-    script: `assets/${o.appPrefix}/signing.js`,
+    // brand.css: the account's accent (a stylesheet of ours, as style-src 'self' wants; no inline style).
+    stylesheets: [`${root}assets/${o.appPrefix}/signing.css`, `${token}/brand.css`],
+    modulepreload: [`${root}assets/${o.pdfjsPrefix}/pdf.min.mjs`],
+    script: `${root}assets/${o.appPrefix}/signing.js`,
     noindex: true,
   });
   return `${head}
 <body>
-<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/">
+<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/"${embed}>
   <header class="topbar">
     <p class="brand">Signet</p>
     <h1 id="document-title" class="title" data-testid="document-title">Loading document…</h1>

@@ -37,6 +37,8 @@ export type EmailContent = {
   signoff?: string;
   /** Below the card: who sent this and why it reached you. */
   footer: string[];
+  /** The sending account's accent for an action email's button and eyebrow (#rrggbb, at least 4.5:1 with white). */
+  accent?: string;
   /** Test mode: said in the subject and at the top of both parts. */
   test?: boolean;
 };
@@ -85,7 +87,9 @@ function renderText(c: EmailContent): string {
 const p = (html: string, style = '') => `<p style="margin:0 0 16px;font-size:16px;line-height:24px;color:${C.text};${style}">${html}</p>`;
 
 function renderHtml(c: EmailContent, subject: string): string {
-  const tone = TONES[c.tone ?? 'action'];
+  // Only a well-formed colour reaches the style attribute; the account's was checked for contrast when set.
+  const accent = c.accent && /^#[0-9a-f]{6}$/i.test(c.accent) ? c.accent : C.accent;
+  const tone = (c.tone ?? 'action') === 'action' ? accent : TONES[c.tone ?? 'action'];
   const parts: string[] = [];
   if (c.test) {
     parts.push(
@@ -125,7 +129,7 @@ function renderHtml(c: EmailContent, subject: string): string {
     const href = escapeHtml(c.button.url);
     parts.push(
       // A table cell with a background colour: the button survives clients that drop padding on links.
-      `<table role="presentation" cellpadding="0" cellspacing="0" border="0" style="margin:8px 0 24px;"><tr><td bgcolor="${C.accent}" style="background-color:${C.accent};border-radius:6px;">` +
+      `<table role="presentation" cellpadding="0" cellspacing="0" border="0" style="margin:8px 0 24px;"><tr><td bgcolor="${accent}" style="background-color:${accent};border-radius:6px;">` +
         `<a href="${href}" target="_blank" style="display:inline-block;padding:14px 28px;font-family:${FONT};font-size:16px;line-height:20px;font-weight:600;color:#ffffff;text-decoration:none;border-radius:6px;">${escapeHtml(c.button.label)}</a></td></tr></table>`,
     );
   }
@@ -133,7 +137,7 @@ function renderHtml(c: EmailContent, subject: string): string {
   if (c.button || c.notes?.length) parts.push(`<div style="margin:8px 0 20px;border-top:1px solid ${C.border};font-size:1px;line-height:1px;">&nbsp;</div>`);
   if (c.button) {
     parts.push(
-      p(`If the button does not work, copy this link into your browser:<br><a href="${escapeHtml(c.button.url)}" style="color:${C.accent};word-break:break-all;">${escapeHtml(c.button.url)}</a>`, `font-size:14px;line-height:20px;color:${C.muted};`),
+      p(`If the button does not work, copy this link into your browser:<br><a href="${escapeHtml(c.button.url)}" style="color:${accent};word-break:break-all;">${escapeHtml(c.button.url)}</a>`, `font-size:14px;line-height:20px;color:${C.muted};`),
     );
   }
   for (const note of c.notes ?? []) parts.push(p(multiline(note), `font-size:14px;line-height:20px;color:${C.muted};`));

@@ -14,6 +14,8 @@ export type EnvelopeMail = {
   /** The end of the signing window. */
   expiresAt: Date;
   test: boolean;
+  /** The sending account's accent (#rrggbb, checked for contrast with white when set) for the button. */
+  accent?: string;
 };
 
 export type MailPerson = { name: string; email: string };
@@ -48,8 +50,8 @@ function footer(env: EnvelopeMail): string[] {
 const PERSONAL_LINK = 'This link is personal: whoever has it can act on this document as you. Please do not forward this email.';
 const UNEXPECTED = 'Not expecting this? If you do not know the sender, ignore this email: nothing happens unless you open the link and act.';
 
-function base(env: EnvelopeMail, who: MailPerson): Pick<EmailContent, 'greeting' | 'heading' | 'footer' | 'test'> {
-  return { greeting: `Hello ${who.name},`, heading: heading(env), footer: footer(env), test: env.test };
+function base(env: EnvelopeMail, who: MailPerson): Pick<EmailContent, 'greeting' | 'heading' | 'footer' | 'test' | 'accent'> {
+  return { greeting: `Hello ${who.name},`, heading: heading(env), footer: footer(env), test: env.test, accent: env.accent };
 }
 
 /** The first message a recipient gets: who asks what, the sender's message, one button, the deadline. */

@@ -2,6 +2,7 @@
 // fetches the recipient's session, renders the document and their fields, and posts the outcome.
 import { askConsent, closeConsent, showRequest } from './consent.js';
 import { copyLink, showOutcome } from './done.js';
+import { notifyParent } from './embed-events.js';
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
 import { createSignatureDialog } from './signature-dialog.js';
@@ -231,6 +232,7 @@ function wireFinish(session, layer, hooks) {
       return say('error', 'The server could not be reached; nothing was sent. Check your connection and press Finish again.');
     }
     if (result.ok) {
+      notifyParent('signed');
       const title = session.envelope.title ? `“${session.envelope.title}”` : 'the document';
       const text = result.body?.status === 'APPROVED' ? `You approved ${title}.` : `You signed ${title}. Everyone will get the completed document by email.`;
       return concluded(layer, text, { redirectUrl: result.body?.redirectUrl ?? session.redirectUrl, watchCopy: freshSession });
@@ -308,6 +310,7 @@ function wireDecline(layer) {
       return;
     }
     rejectDialog.close();
+    notifyParent('declined');
     concluded(declineLayer, 'You declined this document. The sender has been told.');
   });
 }
@@ -331,9 +334,11 @@ async function main() {
     $('document-title').textContent = fatal ? 'Link not valid' : 'Document unavailable';
     $('document-loading')?.remove();
     documentArea.setAttribute('aria-busy', 'false');
+    notifyParent('error');
     return say('error', error);
   }
   root.dataset.canAct = String(session.canAct);
+  notifyParent('ready');
   showHeader(session);
   showRequest(session);
   // Before any action but declining, the recipient agrees to electronic records and signatures (once).
