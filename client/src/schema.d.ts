@@ -562,6 +562,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event (ping, an empty envelope) to this endpoint only; answers the queued delivery
+         * @description The body is {event: "ping", deliveredAt, envelope: {}}, signed and retried like any delivery. At most 20 test events and redeliveries per webhook per hour (WEBHOOK_MANUAL_LIMIT).
+         */
+        post: operations["sendWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a finished delivery's payload again, as a new delivery whose redeliveryOf names the first
+         * @description Only a delivery that succeeded or failed (a pending one is still being tried). Shares the cap of 20 test events and redeliveries per webhook per hour.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -945,6 +985,42 @@ export interface components {
                 occurredAt: string;
             }[];
         };
+        WebhookInput: {
+            /** Format: uuid */
+            id: string;
+            /** @description The same id with the wh_ prefix; either form is accepted in paths */
+            webhookId: string;
+            url: string;
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            format: "standard" | "alt";
+            active: boolean;
+            consecutiveFailures: number;
+            disabledReason: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        WebhookDeliveryInput: {
+            /** Format: uuid */
+            id: string;
+            /** @description dlv_<uuid>, the X-Service-Delivery-Id header */
+            deliveryId: string;
+            /** Format: uuid */
+            webhookId: string;
+            event: string;
+            envelopeId: string | null;
+            /** @enum {string} */
+            status: "PENDING" | "SUCCESS" | "FAILED";
+            attempts: number;
+            responseCode: number | null;
+            errorMessage: string | null;
+            lastAttemptAt: string | null;
+            nextRetryAt: string | null;
+            /** @description A redelivery: the id of the delivery whose payload it sends again */
+            redeliveryOf: string | null;
+            createdAt: string;
+        };
         McpManifestInput: {
             name: string;
             /** @constant */
@@ -1057,40 +1133,6 @@ export interface components {
             verifiedAt: string | null;
             createdAt: string;
             updatedAt: string;
-        };
-        WebhookInput: {
-            /** Format: uuid */
-            id: string;
-            /** @description The same id with the wh_ prefix; either form is accepted in paths */
-            webhookId: string;
-            url: string;
-            events: string[];
-            description: string | null;
-            /** @enum {string} */
-            format: "standard" | "alt";
-            active: boolean;
-            consecutiveFailures: number;
-            disabledReason: string | null;
-            createdAt: string;
-            updatedAt: string;
-        };
-        WebhookDeliveryInput: {
-            /** Format: uuid */
-            id: string;
-            /** @description dlv_<uuid>, the X-Service-Delivery-Id header */
-            deliveryId: string;
-            /** Format: uuid */
-            webhookId: string;
-            event: string;
-            envelopeId: string | null;
-            /** @enum {string} */
-            status: "PENDING" | "SUCCESS" | "FAILED";
-            attempts: number;
-            responseCode: number | null;
-            errorMessage: string | null;
-            lastAttemptAt: string | null;
-            nextRetryAt: string | null;
-            createdAt: string;
         };
         EmbedLinkInput: {
             /** @description The embed link: frame it (Signet.embed from /embed.js) on a page of one of the account's allowedOrigins. It opens once */
@@ -1411,6 +1453,42 @@ export interface components {
                 occurredAt: string;
             }[];
         };
+        Webhook: {
+            /** Format: uuid */
+            id: string;
+            /** @description The same id with the wh_ prefix; either form is accepted in paths */
+            webhookId: string;
+            url: string;
+            events: string[];
+            description: string | null;
+            /** @enum {string} */
+            format: "standard" | "alt";
+            active: boolean;
+            consecutiveFailures: number;
+            disabledReason: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** @description dlv_<uuid>, the X-Service-Delivery-Id header */
+            deliveryId: string;
+            /** Format: uuid */
+            webhookId: string;
+            event: string;
+            envelopeId: string | null;
+            /** @enum {string} */
+            status: "PENDING" | "SUCCESS" | "FAILED";
+            attempts: number;
+            responseCode: number | null;
+            errorMessage: string | null;
+            lastAttemptAt: string | null;
+            nextRetryAt: string | null;
+            /** @description A redelivery: the id of the delivery whose payload it sends again */
+            redeliveryOf: string | null;
+            createdAt: string;
+        };
         McpManifest: {
             name: string;
             /** @constant */
@@ -1523,40 +1601,6 @@ export interface components {
             verifiedAt: string | null;
             createdAt: string;
             updatedAt: string;
-        };
-        Webhook: {
-            /** Format: uuid */
-            id: string;
-            /** @description The same id with the wh_ prefix; either form is accepted in paths */
-            webhookId: string;
-            url: string;
-            events: string[];
-            description: string | null;
-            /** @enum {string} */
-            format: "standard" | "alt";
-            active: boolean;
-            consecutiveFailures: number;
-            disabledReason: string | null;
-            createdAt: string;
-            updatedAt: string;
-        };
-        WebhookDelivery: {
-            /** Format: uuid */
-            id: string;
-            /** @description dlv_<uuid>, the X-Service-Delivery-Id header */
-            deliveryId: string;
-            /** Format: uuid */
-            webhookId: string;
-            event: string;
-            envelopeId: string | null;
-            /** @enum {string} */
-            status: "PENDING" | "SUCCESS" | "FAILED";
-            attempts: number;
-            responseCode: number | null;
-            errorMessage: string | null;
-            lastAttemptAt: string | null;
-            nextRetryAt: string | null;
-            createdAt: string;
         };
         EmbedLink: {
             /** @description The embed link: frame it (Signet.embed from /embed.js) on a page of one of the account's allowedOrigins. It opens once */
@@ -11972,6 +12016,545 @@ export interface operations {
             };
         };
     };
+    sendWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "deliveryId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "webhookId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "event": "string",
+                     *       "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "status": "PENDING",
+                     *       "attempts": 1,
+                     *       "responseCode": 1,
+                     *       "errorMessage": "string",
+                     *       "lastAttemptAt": "2026-01-15T10:00:00.000Z",
+                     *       "nextRetryAt": "2026-01-15T10:00:00.000Z",
+                     *       "redeliveryOf": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "createdAt": "2026-01-15T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key header is empty or longer than 255 characters.",
+                     *       "code": "IDEMPOTENCY_KEY_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND: No such webhook owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such webhook owned by the caller.",
+                     *       "code": "WEBHOOK_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "WEBHOOK_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     WEBHOOK_DISABLED: The webhook is disabled: enable it (PUT active: true) before sending it a test event or a redelivery.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "WEBHOOK_DISABLED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds.
+             *     WEBHOOK_MANUAL_LIMIT: Too many test events and redeliveries to this webhook in the last hour (limit names the cap); wait and try again.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "WEBHOOK_MANUAL_LIMIT";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "deliveryId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "webhookId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "event": "string",
+                     *       "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "status": "PENDING",
+                     *       "attempts": 1,
+                     *       "responseCode": 1,
+                     *       "errorMessage": "string",
+                     *       "lastAttemptAt": "2026-01-15T10:00:00.000Z",
+                     *       "nextRetryAt": "2026-01-15T10:00:00.000Z",
+                     *       "redeliveryOf": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "createdAt": "2026-01-15T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key header is empty or longer than 255 characters.",
+                     *       "code": "IDEMPOTENCY_KEY_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description WEBHOOK_NOT_FOUND: No such webhook owned by the caller.
+             *     DELIVERY_NOT_FOUND: No such delivery of this webhook.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such webhook owned by the caller.",
+                     *       "code": "WEBHOOK_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     DELIVERY_PENDING: The delivery is still being tried; redeliver it once it succeeded or failed.
+             *     WEBHOOK_DISABLED: The webhook is disabled: enable it (PUT active: true) before sending it a test event or a redelivery.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "DELIVERY_PENDING" | "WEBHOOK_DISABLED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds.
+             *     WEBHOOK_MANUAL_LIMIT: Too many test events and redeliveries to this webhook in the last hour (limit names the cap); wait and try again.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "WEBHOOK_MANUAL_LIMIT";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -12014,6 +12597,7 @@ export interface operations {
                      *           "errorMessage": "string",
                      *           "lastAttemptAt": "2026-01-15T10:00:00.000Z",
                      *           "nextRetryAt": "2026-01-15T10:00:00.000Z",
+                     *           "redeliveryOf": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
                      *           "createdAt": "2026-01-15T10:00:00.000Z"
                      *         }
                      *       ],
