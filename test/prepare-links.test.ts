@@ -90,4 +90,14 @@ describe('POST /v1/envelopes/{id}/prepare-link', () => {
     assertError(await patchWith('A'.repeat(43), env.envelopeId, env.fields[0].fieldId, { positionXPercent: 33 }), 404, 'PREPARE_LINK_INVALID');
     assert.equal((await t.app.inject({ url: '/prepare/not-a-token' })).statusCode, 404);
   });
+  test("the page may be framed by the account's allowed embedding origins, and by no other", async () => {
+    const env = await draft();
+    const origins = ['https://app.example.com', 'http://localhost:5173'];
+    const set = await t.app.inject({ method: 'PATCH', url: '/v1/account', headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json' }, payload: { allowedOrigins: origins } });
+    assert.equal(set.statusCode, 200, set.body);
+    const page = await t.app.inject({ url: `/prepare/${tokenOf((await mint(env.envelopeId)).json().url)}` });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-security-policy']), /frame-ancestors https:\/\/app\.example\.com http:\/\/localhost:5173(;|$)/);
+    await t.app.inject({ method: 'PATCH', url: '/v1/account', headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json' }, payload: { allowedOrigins: [] } });
+  });
 });

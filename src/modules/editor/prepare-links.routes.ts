@@ -18,12 +18,11 @@ const ZPrepareLink = z.object({
 });
 const ZTokenParam = z.object({ token: z.string().max(128) });
 
-/**
- * Who may frame the prepare page. Today nobody ('none'): the account's allowed embedding origins
- * (issue 36.2's setting) become this list once they exist; the header is then set per request, as the
- * precomputed helmet headers cannot carry per-account values.
- */
-export const prepareFrameAncestors = (): string[] => ["'none'"];
+/** The editor page's policy: framable by the account's allowed embedding origins only (PATCH /v1/account), else by nobody. */
+const prepareCsp = (origins: string[]): string =>
+  Object.entries({ ...EDITOR_PAGE_CSP, 'frame-ancestors': origins.length ? origins : ["'none'"] })
+    .map(([k, v]) => `${k} ${v.join(' ')}`)
+    .join('; ');
 
 /**
  * POST /v1/envelopes/{id}/prepare-link (API key) mints the link; GET /prepare/{token} serves the field
@@ -49,18 +48,16 @@ export function prepareLinksRoutes(deps: { db: Db; links: PrepareLinks; envelope
       handler: (request, reply) => deps.commitMutation(request, reply, async (tx) => ({ status: 201, body: await deps.links.mint(tx, requestContext(request), request.params.id) })),
     });
 
-    const contextOf = async (request: { id: string; ip: string }, token: string): Promise<{ ctx: RequestContext; envelopeId: string }> => {
+    const contextOf = async (request: { id: string; ip: string }, token: string): Promise<{ ctx: RequestContext; envelopeId: string; allowedOrigins: string[] }> => {
       const link = await deps.links.resolve(deps.db, token);
-      return { envelopeId: link.envelopeId, ctx: { actor: { customerId: link.customerId, mode: link.mode, via: 'prepare_link', keyId: null }, requestId: request.id, ip: request.ip, testModeHeader: false } };
+      return { envelopeId: link.envelopeId, allowedOrigins: link.allowedOrigins, ctx: { actor: { customerId: link.customerId, mode: link.mode, via: 'prepare_link', keyId: null }, requestId: request.id, ip: request.ip, testModeHeader: false } };
     };
-    const helmet = {
-      contentSecurityPolicy: { useDefaults: false, directives: { ...EDITOR_PAGE_CSP, 'frame-ancestors': prepareFrameAncestors() } },
-      // The token in the URL is the credential: never send it on in a Referer.
-      referrerPolicy: { policy: 'no-referrer' as const },
-    };
+    // The CSP is set per request (its frame-ancestors are the account's), not by helmet's fixed one.
+    // The token in the URL is the credential: never send it on in a Referer.
+    const helmet = { contentSecurityPolicy: false, frameguard: false, referrerPolicy: { policy: 'no-referrer' as const } };
 
     r.get('/prepare/:token', { schema: { hide: true, params: ZTokenParam }, helmet }, async (request, reply) => {
-      const { ctx, envelopeId } = await contextOf(request, request.params.token);
+      const { ctx, envelopeId, allowedOrigins } = await contextOf(request, request.params.token);
       const envelope = await deps.envelopes.get(deps.db, ctx, envelopeId);
       const id = encodeURIComponent(envelopeId);
       const base = `/prepare/${encodeURIComponent(request.params.token)}`;
@@ -72,7 +69,7 @@ export function prepareLinksRoutes(deps: { db: Db; links: PrepareLinks; envelope
         urls: { document: `${base}/document`, fields: `/v1/envelopes/${id}/fields`, send: `/v1/envelopes/${id}/send`, done: '', back: '' },
         prepareToken: request.params.token,
       });
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').header('x-robots-tag', 'noindex, nofollow').send(html);
+      return reply.type('text/html; charset=utf-8').header('content-security-policy', prepareCsp(allowedOrigins)).header('cache-control', 'no-store').header('x-robots-tag', 'noindex, nofollow').send(html);
     });
 
     r.get('/prepare/:token/document', { schema: { hide: true, params: ZTokenParam } }, async (request, reply) => {

@@ -35,7 +35,7 @@ export function createPrepareLinks(deps: { repo: PrepareLinksRepo; envelopes: Pi
     async resolve(db: DbOrTx, token: string) {
       const link = LINK_TOKEN_PATTERN.test(token) ? await deps.repo.findLive(db, tokens.hash(token), deps.now()) : undefined;
       if (!link || link.envelopeStatus !== 'DRAFT') throw new AppError('PREPARE_LINK_INVALID', 'This prepare link is unknown, expired, or its envelope was sent: ask for a new link');
-      return { customerId: link.customerId, mode: link.mode, envelopeId: link.envelopeId, expiresAt: link.expiresAt };
+      return { customerId: link.customerId, mode: link.mode, envelopeId: link.envelopeId, expiresAt: link.expiresAt, allowedOrigins: link.allowedOrigins };
     },
   };
 }
