@@ -41,7 +41,8 @@ const fieldIndex = (row: TemplateRow, fid: string): number => {
 /**
  * The template field edits (the field editor saves through them), as pure list changes: the service
  * locks the row, applies one, and writes the list back. New fields are numbered after the highest id
- * ever kept, so an id a caller holds never comes to name another field.
+ * kept, so the ids of the fields that stay never change (the row keeps no counter: removing the
+ * highest-numbered field frees its id for the next one added).
  */
 export function addTemplateFields(row: TemplateRow, input: TTemplateFieldInput[]): { fields: TemplateField[]; added: TemplateField[] } {
   if (row.fields.length + input.length > MAX_TEMPLATE_FIELDS) throw invalid('body.fields', `a template holds at most ${MAX_TEMPLATE_FIELDS} fields; it has ${row.fields.length}`);
