@@ -256,7 +256,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         keysSection({ db: c.db, apiKeys: c.services.apiKeys, apiKeyCache: c.apiKeyCache, publicUrl: config.publicUrl }),
         envelopeNewSection({ db: c.db, envelopes: c.envelopes, apiKeys: c.services.apiKeys, idempotency: c.idempotency, maxPdfBytes: config.maxPdfBytes }),
         envelopePagesSection({ db: c.db, envelopes: c.envelopes, apiKeys: c.services.apiKeys }),
-        editorPagesSection({ db: c.db, envelopes: c.envelopes }),
+        editorPagesSection({ db: c.db, envelopes: c.envelopes, templates: c.templates }),
         envelopeActionsSection({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, signing: c.signing, signingUrl: config.signingUrl }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, apiKeys: c.services.apiKeys, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),

@@ -90,6 +90,9 @@ const CASES: RouteCase[] = [
   { method: 'GET', url: '/v1/templates/:id', ...template },
   { method: 'PUT', url: '/v1/templates/:id', ...template, body: () => ({ title: 'renamed' }) },
   { method: 'DELETE', url: '/v1/templates/:id', ...template },
+  { method: 'POST', url: '/v1/templates/:id/fields', ...template, body: () => ({ fields: [{ ...sigField(signer(1).email), recipientId: 1 }] }) },
+  { method: 'PATCH', url: '/v1/templates/:id/fields/:fid', ...template, params: { fid: '1' }, body: () => ({ positionXPercent: 5 }) },
+  { method: 'DELETE', url: '/v1/templates/:id/fields/:fid', ...template, params: { fid: '1' } },
   { method: 'POST', url: '/v1/templates/:id/from-template', ...template, body: mappedSlot, billable: true },
   { method: 'POST', url: '/v1/envelopes/from-template', body: async (customer) => ({ templateId: await templateOf(t, customer), ...mappedSlot() }), billable: true },
   // Webhooks

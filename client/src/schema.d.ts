@@ -450,7 +450,7 @@ export interface paths {
         get: operations["getTemplate"];
         /**
          * Change the title and/or the default meta of a template (an empty body is VALIDATION_ERROR)
-         * @description meta replaces the stored meta as a whole. Slots, fields and the PDF never change: make a new template. UPDATE_FAILED is never answered: Signet stores templates itself.
+         * @description meta replaces the stored meta as a whole. Slots and the PDF never change (make a new template); fields change through /v1/templates/{id}/fields. UPDATE_FAILED is never answered: Signet stores templates itself.
          */
         put: operations["updateTemplate"];
         post?: never;
@@ -459,6 +459,50 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add fields to a template, each for a recipient slot (free)
+         * @description Each field names its slot by recipientId (the slot id) or recipientEmail (the slot's email); placement in percent of the page, as for envelopes. A template holds at most 500 fields. Envelopes made from the template afterwards carry the new fields; those made before keep theirs.
+         */
+        post: operations["addTemplateFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/fields/{fid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a field from a template (204; Alt: ?alt=1 answers 200 {success: true})
+         * @description A SIGNER slot's last SIGNATURE field cannot be removed (400 VALIDATION_ERROR): every envelope made from the template must be sendable.
+         */
+        delete: operations["removeTemplateField"];
+        options?: never;
+        head?: never;
+        /**
+         * Move or resize a template's field (page, position, size in percent of the page)
+         * @description Give any of page, positionXPercent, positionYPercent, widthPercent, heightPercent (or the Alt names positionX…); the rest stays. The merged placement must stay on the page (400 VALIDATION_ERROR). The field keeps its id, type and slot. Free.
+         */
+        patch: operations["updateTemplateField"];
         trace?: never;
     };
     "/v1/templates/{id}/from-template": {
@@ -9706,6 +9750,1022 @@ export interface operations {
                         error: string;
                         /** @enum {string} */
                         code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    addTemplateFields: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fields": [
+                 *         {
+                 *           "type": "SIGNATURE",
+                 *           "page": 1,
+                 *           "positionX": 10,
+                 *           "positionY": 70,
+                 *           "width": 25,
+                 *           "height": 6,
+                 *           "recipientId": 1
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    fields: {
+                        /** @enum {string} */
+                        type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
+                        /** Format: email */
+                        recipientEmail?: string;
+                        /** @default 1 */
+                        page?: number;
+                        positionXPercent?: number;
+                        positionX?: number;
+                        positionYPercent?: number;
+                        positionY?: number;
+                        widthPercent?: number;
+                        width?: number;
+                        heightPercent?: number;
+                        height?: number;
+                        required?: boolean;
+                        options?: string[];
+                        /** @description The slot id (1-based position in recipients) this field belongs to */
+                        recipientId?: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "fields": [
+                     *         {
+                     *           "fieldId": 1,
+                     *           "id": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "type": "SIGNATURE",
+                     *           "recipientId": 1,
+                     *           "recipientEmail": "ada@example.com",
+                     *           "page": 1,
+                     *           "positionX": 1,
+                     *           "positionXPercent": 1,
+                     *           "positionY": 1,
+                     *           "positionYPercent": 1,
+                     *           "width": 1,
+                     *           "widthPercent": 1,
+                     *           "height": 1,
+                     *           "heightPercent": 1,
+                     *           "required": true,
+                     *           "options": [
+                     *             "string"
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        fields: components["schemas"]["TemplateField"][];
+                    };
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     INVALID_ID: The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description TEMPLATE_NOT_FOUND: No such template owned by the caller.
+             *     RECIPIENT_NOT_FOUND: A recipient named by the request is not on the envelope or template.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such template owned by the caller.",
+                     *       "code": "TEMPLATE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "TEMPLATE_NOT_FOUND" | "RECIPIENT_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    removeTemplateField: {
+        parameters: {
+            query?: {
+                alt?: "0" | "1" | "true" | "false";
+            };
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                fid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     INVALID_ID: The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).
+             *     INVALID_FIELD_ID: The field id is not a valid identifier.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID" | "INVALID_FIELD_ID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description TEMPLATE_NOT_FOUND: No such template owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such template owned by the caller.",
+                     *       "code": "TEMPLATE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "TEMPLATE_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    updateTemplateField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                fid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "positionXPercent": 12.5,
+                 *       "positionYPercent": 80,
+                 *       "widthPercent": 25
+                 *     }
+                 */
+                "application/json": {
+                    page?: number;
+                    positionXPercent?: number;
+                    positionX?: number;
+                    positionYPercent?: number;
+                    positionY?: number;
+                    widthPercent?: number;
+                    width?: number;
+                    heightPercent?: number;
+                    height?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "fieldId": 1,
+                     *       "id": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "type": "SIGNATURE",
+                     *       "recipientId": 1,
+                     *       "recipientEmail": "ada@example.com",
+                     *       "page": 1,
+                     *       "positionX": 1,
+                     *       "positionXPercent": 1,
+                     *       "positionY": 1,
+                     *       "positionYPercent": 1,
+                     *       "width": 1,
+                     *       "widthPercent": 1,
+                     *       "height": 1,
+                     *       "heightPercent": 1,
+                     *       "required": true,
+                     *       "options": [
+                     *         "string"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TemplateField"];
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     INVALID_ID: The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).
+             *     INVALID_FIELD_ID: The field id is not a valid identifier.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID" | "INVALID_FIELD_ID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description CSRF_TOKEN_INVALID: A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again).",
+                     *       "code": "CSRF_TOKEN_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "CSRF_TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description TEMPLATE_NOT_FOUND: No such template owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such template owned by the caller.",
+                     *       "code": "TEMPLATE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "TEMPLATE_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
                         requestId?: string;
                         details?: {
                             path: string;

@@ -12,6 +12,8 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createTemplate: { file: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field] } },
   addEnvelopeFields: { fields: [field] },
   updateEnvelopeField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
+  addTemplateFields: { fields: [{ type: 'SIGNATURE', recipientId: 1, page: 1, positionX: 10, positionY: 70, width: 25, height: 6 }] },
+  updateTemplateField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
   updateAccount: { displayName: 'Analytical Engines Ltd' },
   updateTemplate: { title: 'Mutual NDA (2026)' },
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },

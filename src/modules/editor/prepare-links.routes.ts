@@ -62,7 +62,7 @@ export function prepareLinksRoutes(deps: { db: Db; links: PrepareLinks; envelope
       const id = encodeURIComponent(envelopeId);
       const base = `/prepare/${encodeURIComponent(request.params.token)}`;
       const html = renderEditorPage({
-        state: { envelopeId, title: envelope.title, recipients: envelope.recipients.map(({ email, name, role }) => ({ email, name, role })), fields: envelope.fields },
+        state: { title: envelope.title, recipients: envelope.recipients.map(({ email, name, role }) => ({ email, name, role })), fields: envelope.fields },
         editorAssets: `/dashboard/editor/assets/${assets.own.prefix}`,
         signingAssets: assets.signingAssets,
         pdfjsAssets: assets.pdfjsAssets,

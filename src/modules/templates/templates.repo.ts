@@ -39,6 +39,12 @@ export function createTemplatesRepo() {
       return row;
     },
 
+    /** The field editor's saves: the whole list, rewritten under the row lock that find(…, true) took. */
+    async setFields(tx: DbOrTx, id: string, fields: TemplateRow['fields']): Promise<TemplateRow> {
+      const [row] = await tx.update(templates).set({ fields, updatedAt: sql`now()` }).where(eq(templates.id, id)).returning();
+      return row;
+    },
+
     async delete(tx: DbOrTx, id: string): Promise<void> {
       await tx.delete(templates).where(eq(templates.id, id));
     },

@@ -8,12 +8,16 @@ import type { CommitMutation } from '../../http/idempotency.js';
 import { readUpload } from '../../http/multipart.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
-import { ZEnvelope, ZSuccess } from '../envelopes/envelopes.schemas.js';
+import { ZEnvelope, ZFieldPatch, ZSuccess } from '../envelopes/envelopes.schemas.js';
 import {
+  ZAddTemplateFields,
+  ZAddTemplateFieldsResult,
   ZAltQuery,
   ZFromTemplate,
   ZFromTemplateAlt,
   ZTemplate,
+  ZTemplateField,
+  ZTemplateFieldParam,
   ZTemplateIdParam,
   ZTemplatePayload,
   ZTemplateSummary,
@@ -112,7 +116,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
         operationId: 'updateTemplate',
         tags,
         summary: 'Change the title and/or the default meta of a template (an empty body is VALIDATION_ERROR)',
-        description: 'meta replaces the stored meta as a whole. Slots, fields and the PDF never change: make a new template. UPDATE_FAILED is never answered: Signet stores templates itself.',
+        description: 'meta replaces the stored meta as a whole. Slots and the PDF never change (make a new template); fields change through /v1/templates/{id}/fields. UPDATE_FAILED is never answered: Signet stores templates itself.',
         security: [...SECURITY.mutate],
         params: ZTemplateIdParam,
         body: ZUpdateTemplate,
@@ -136,6 +140,62 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => {
           await templates.remove(tx, requestContext(request), request.params.id);
+          const alt = request.query.alt === '1' || request.query.alt === 'true';
+          return alt ? { status: 200, body: { success: true } } : { status: 204, body: null };
+        }),
+    });
+
+    // The dashboard's field editor saves with its session cookie and X-CSRF-Token, as for drafts.
+    const editorSecurity = [...SECURITY.mutate, { sessionCookie: [] }];
+    const fieldErrors: ErrorCode[] = ['INVALID_ID', 'TEMPLATE_NOT_FOUND'];
+
+    r.post('/v1/templates/:id/fields', {
+      config: { auth: 'customer', idempotency: 'optional', sessionCookie: true },
+      schema: {
+        operationId: 'addTemplateFields',
+        tags,
+        summary: 'Add fields to a template, each for a recipient slot (free)',
+        description: 'Each field names its slot by recipientId (the slot id) or recipientEmail (the slot\'s email); placement in percent of the page, as for envelopes. A template holds at most 500 fields. Envelopes made from the template afterwards carry the new fields; those made before keep theirs.',
+        security: editorSecurity,
+        params: ZTemplateIdParam,
+        body: ZAddTemplateFields,
+        response: { 200: ZAddTemplateFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['RECIPIENT_NOT_FOUND']) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await templates.addFields(tx, requestContext(request), request.params.id, request.body.fields) })),
+    });
+
+    r.patch('/v1/templates/:id/fields/:fid', {
+      config: { auth: 'customer', idempotency: 'optional', sessionCookie: true },
+      schema: {
+        operationId: 'updateTemplateField',
+        tags,
+        summary: "Move or resize a template's field (page, position, size in percent of the page)",
+        description: 'Give any of page, positionXPercent, positionYPercent, widthPercent, heightPercent (or the Alt names positionX…); the rest stays. The merged placement must stay on the page (400 VALIDATION_ERROR). The field keeps its id, type and slot. Free.',
+        security: editorSecurity,
+        params: ZTemplateFieldParam,
+        body: ZFieldPatch,
+        response: { 200: ZTemplateField, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['INVALID_FIELD_ID', 'CSRF_TOKEN_INVALID']) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await templates.updateField(tx, requestContext(request), request.params.id, request.params.fid, request.body) })),
+    });
+
+    r.delete('/v1/templates/:id/fields/:fid', {
+      config: { auth: 'customer', idempotency: 'optional', sessionCookie: true },
+      schema: {
+        operationId: 'removeTemplateField',
+        tags,
+        summary: 'Remove a field from a template (204; Alt: ?alt=1 answers 200 {success: true})',
+        description: "A SIGNER slot's last SIGNATURE field cannot be removed (400 VALIDATION_ERROR): every envelope made from the template must be sendable.",
+        security: editorSecurity,
+        params: ZTemplateFieldParam,
+        querystring: ZAltQuery,
+        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['INVALID_FIELD_ID']) },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => {
+          await templates.removeField(tx, requestContext(request), request.params.id, request.params.fid);
           const alt = request.query.alt === '1' || request.query.alt === 'true';
           return alt ? { status: 200, body: { success: true } } : { status: 204, body: null };
         }),

@@ -64,7 +64,11 @@ const ZTemplateSlot = z
   })
   .meta({ id: 'TemplateRecipient' });
 
-const ZTemplateField = z
+/** POST /v1/templates/{id}/fields: fields added to a template, each naming its slot. */
+export const ZAddTemplateFields = z.object({ fields: z.array(ZTemplateFieldInput).min(1).max(200) });
+export const ZTemplateFieldParam = z.object({ id: z.string(), fid: z.string() });
+
+export const ZTemplateField = z
   .object({
     fieldId: z.number().int(),
     id: z.string(),
@@ -86,6 +90,8 @@ const ZTemplateField = z
   .meta({ id: 'TemplateField' });
 
 const ZMetaOut = z.object({ subject: z.string().optional(), message: z.string().optional(), redirectUrl: z.string().optional() });
+
+export const ZAddTemplateFieldsResult = z.object({ fields: z.array(ZTemplateField) });
 
 export const ZTemplateSummary = z.object({
   templateId: z.uuid(),

@@ -10,12 +10,13 @@ import { putContent, type BlobStorage } from '../../providers/storage/index.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { checkRecipients, planFields, requireSignatureFields } from '../envelopes/envelope-plan.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
-import type { TCreatePayload } from '../envelopes/envelopes.schemas.js';
+import type { TCreatePayload, TFieldPatch } from '../envelopes/envelopes.schemas.js';
 import type { CreatePlan, EnvelopesService } from '../envelopes/envelopes.service.js';
 import { asEnvelopePayload, envelopeFields, mapSlots, slotsOf, summaryDto, templateDto, templateFields } from './template-plan.js';
 import { DELETE_DOCUMENT_JOB } from './templates.jobs.js';
 import type { TemplateRow, TemplatesRepo } from './templates.repo.js';
-import type { TFromTemplate, TTemplatePayload, TUpdateTemplate } from './templates.schemas.js';
+import type { TFromTemplate, TTemplateFieldInput, TTemplatePayload, TUpdateTemplate } from './templates.schemas.js';
+import { addTemplateFields, removeTemplateField, updateTemplateField } from './template-fields.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -101,12 +102,44 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       return templateDto(await requireTemplate(db, id, ownerOf(ctx), { invalid: 'INVALID_ID' }));
     },
 
-    /** Title and meta only: the slots, fields and PDF never change after the create. `meta` replaces the stored meta. */
+    /** Title and meta only: the slots and PDF never change after the create (fields change through the field routes). `meta` replaces the stored meta. */
     async update(tx: Tx, ctx: RequestContext, id: string, input: TUpdateTemplate) {
       const current = await requireTemplate(tx, id, ownerOf(ctx), { invalid: 'INVALID_ID', lock: true });
       const row = await repo.update(tx, current.id, { ...(input.title !== undefined ? { title: input.title } : {}), ...(input.meta !== undefined ? { meta: input.meta } : {}) });
       await deps.audit.customer(tx, ctx, { action: 'template.update', resourceType: 'template', resourceId: row.id, metadata: { fields: Object.keys(input) } });
       return { templateId: row.id, title: row.title, meta: row.meta, updatedAt: row.updatedAt.toISOString() };
+    },
+
+    /** The stored PDF, for the dashboard's field editor (small: bounded by the create's upload limit). */
+    async document(db: DbOrTx, ctx: RequestContext, id: string): Promise<Uint8Array> {
+      const row = await requireTemplate(db, id, ownerOf(ctx), { invalid: 'INVALID_ID' });
+      const bytes = await deps.storage.get(row.documentKey);
+      if (!bytes) throw new Error(`template ${row.id}: the stored document ${row.documentKey} is missing`);
+      return bytes;
+    },
+
+    /** The field editor's saves (POST/PATCH/DELETE /v1/templates/{id}/fields…): one locked read, one list rewrite, one audit row. */
+    async addFields(tx: Tx, ctx: RequestContext, id: string, input: TTemplateFieldInput[]) {
+      const current = await requireTemplate(tx, id, ownerOf(ctx), { invalid: 'INVALID_ID', lock: true });
+      const { fields, added } = addTemplateFields(current, input);
+      const row = await repo.setFields(tx, current.id, fields);
+      await deps.audit.customer(tx, ctx, { action: 'template.fields.add', resourceType: 'template', resourceId: row.id, metadata: { fields: added.length } });
+      const ids = new Set(added.map((f) => f.fieldId));
+      return { fields: templateDto(row).fields.filter((f) => ids.has(f.fieldId)) };
+    },
+
+    async updateField(tx: Tx, ctx: RequestContext, id: string, fid: string, patch: TFieldPatch) {
+      const current = await requireTemplate(tx, id, ownerOf(ctx), { invalid: 'INVALID_ID', lock: true });
+      const { fields, updated } = updateTemplateField(current, fid, patch);
+      const row = await repo.setFields(tx, current.id, fields);
+      await deps.audit.customer(tx, ctx, { action: 'template.fields.update', resourceType: 'template', resourceId: row.id, metadata: { fieldId: updated.fieldId } });
+      return templateDto(row).fields.find((f) => f.fieldId === updated.fieldId)!;
+    },
+
+    async removeField(tx: Tx, ctx: RequestContext, id: string, fid: string): Promise<void> {
+      const current = await requireTemplate(tx, id, ownerOf(ctx), { invalid: 'INVALID_ID', lock: true });
+      await repo.setFields(tx, current.id, removeTemplateField(current, fid));
+      await deps.audit.customer(tx, ctx, { action: 'template.fields.remove', resourceType: 'template', resourceId: current.id, metadata: { fieldId: Number(fid) } });
     },
 
     /** Deletes the row; its PDF goes in a job after the commit (envelopes made from it hold their own copy). */

@@ -37,6 +37,7 @@ export const NAV = [
   { id: 'keys', href: '/dashboard/keys', label: 'API keys' },
   { id: 'billing', href: '/dashboard/billing', label: 'Billing' },
   { id: 'envelopes', href: '/dashboard/envelopes', label: 'Envelopes' },
+  { id: 'templates', href: '/dashboard/templates', label: 'Templates' },
   { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
   { id: 'products', href: '/dashboard/products', label: 'Products' },
   { id: 'settings', href: '/dashboard/settings', label: 'Settings' },

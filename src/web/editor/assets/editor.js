@@ -291,6 +291,14 @@ function wireTool(button) {
   });
 }
 
+/** Before leaving by "Done", the saves still under way finish, so the page the link opens shows them. */
+document.getElementById('done')?.addEventListener('click', async (event) => {
+  event.preventDefault();
+  clearTimeout(keyTimer);
+  await Promise.all([...fields.values()].map((f) => f.saving));
+  location.assign(event.currentTarget.href);
+});
+
 async function send() {
   const button = document.getElementById('send');
   button.disabled = true;
@@ -321,7 +329,8 @@ async function start() {
   );
   for (const f of state.fields) mount(f);
   document.querySelectorAll('.tool').forEach(wireTool);
-  document.getElementById('send').addEventListener('click', send);
+  // A template has no Send: its page ends with a plain "Done" link.
+  document.getElementById('send')?.addEventListener('click', send);
   root.dataset.ready = 'true';
 }
 
