@@ -125,7 +125,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const services = {
     audit,
     billing,
-    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo, audit }),
+    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo, audit, publicUrl: config.publicUrl }),
     summary: createSummaryService({ repo: summaryRepo, now: clock }),
     products: createProductsService({ repo: createProductsRepo(), audit, productId: config.productId }),
     apiKeys: createApiKeysService({ accounts: repos.accounts, audit }),

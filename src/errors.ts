@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   X402_NOT_CONFIGURED: [400, 'A payment header was sent but this server does not accept x402 payments (X402_* unset).'],
   // Request shape
   INVALID_JSON: [400, 'The body (or the multipart payload part) is not valid JSON.'],
+  LOGO_INVALID: [400, 'The logo is not a PNG or JPEG whose header can be read, its bytes are not what its Content-Type says, or it declares more than 2000×2000 pixels.'],
   VALIDATION_ERROR: [400, 'A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).'],
   MISSING_PDF: [400, 'The multipart body lacks the pdf part.'],
   MISSING_FILE: [400, 'The upload lacks the file part: a template, or a document to verify (400, like MISSING_PDF).'],
