@@ -137,7 +137,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   app.setErrorHandler(async (err, request, reply) => {
     let appErr = toAppError(err);
-    if (appErr.code === 'PAYLOAD_TOO_LARGE' && /^(multipart\/form-data|application\/pdf)/.test(request.headers['content-type'] ?? '')) {
+    // A limit of its own (maxBytes: the logo's) is kept; Fastify's generic one is the PDF limit for uploads.
+    if (appErr.code === 'PAYLOAD_TOO_LARGE' && appErr.extras.maxBytes === undefined && /^(multipart\/form-data|application\/pdf)/.test(request.headers['content-type'] ?? '')) {
       appErr = new AppError('PDF_TOO_LARGE', `The upload exceeds the ${config.maxPdfBytes}-byte limit`, { maxBytes: config.maxPdfBytes });
     }
     appErr = await withPaymentOffer(appErr, request, c.x402, config.publicUrl);
