@@ -13,6 +13,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   addEnvelopeFields: { fields: [field] },
   updateEnvelopeField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
   updateAccount: { displayName: 'Analytical Engines Ltd' },
+  setAccountLogo: { file: '<PNG or JPEG bytes>' },
   updateTemplate: { title: 'Mutual NDA (2026)' },
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },
   updateWebhook: { active: false },

@@ -11,7 +11,7 @@ import { ZAccount } from './account.schemas.js';
 import { LOGO_MAX_BYTES, LOGO_MAX_SIDE, logoContentType, type LogoService, type LogoUpload } from './logo.js';
 
 const ZLogoUpload = z.object({
-  file: z.string().meta({ format: 'binary' }).describe(`The logo: a PNG or JPEG (part Content-Type image/png or image/jpeg), at most ${LOGO_MAX_BYTES / 1024} KB and ${LOGO_MAX_SIDE}×${LOGO_MAX_SIDE} pixels.`),
+  file: z.string().meta({ format: 'binary', contentMediaType: 'image/png, image/jpeg' }).describe(`The logo: a PNG or JPEG (part Content-Type image/png or image/jpeg), at most ${LOGO_MAX_BYTES / 1024} KB and ${LOGO_MAX_SIDE}×${LOGO_MAX_SIDE} pixels.`),
 });
 const ZLogoParam = z.object({ file: z.string().max(80) });
 
