@@ -29,6 +29,8 @@ import { sha256Hex } from './lib/crypto.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { collectRoutes, registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/account/account.routes.js';
+import { createLogoService } from './modules/account/logo.js';
+import { logoRoutes } from './modules/account/logo.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { billingSection } from './modules/dashboard/billing.routes.js';
 import { envelopeActionsSection } from './modules/dashboard/envelope-actions.routes.js';
@@ -135,7 +137,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
 
   app.setErrorHandler(async (err, request, reply) => {
     let appErr = toAppError(err);
-    if (appErr.code === 'PAYLOAD_TOO_LARGE' && /^(multipart\/form-data|application\/pdf)/.test(request.headers['content-type'] ?? '')) {
+    // A limit of its own (maxBytes: the logo's) is kept; Fastify's generic one is the PDF limit for uploads.
+    if (appErr.code === 'PAYLOAD_TOO_LARGE' && appErr.extras.maxBytes === undefined && /^(multipart\/form-data|application\/pdf)/.test(request.headers['content-type'] ?? '')) {
       appErr = new AppError('PDF_TOO_LARGE', `The upload exceeds the ${config.maxPdfBytes}-byte limit`, { maxBytes: config.maxPdfBytes });
     }
     appErr = await withPaymentOffer(appErr, request, c.x402, config.publicUrl);
@@ -222,6 +225,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     }),
   );
   await app.register(authRoutes({ auth: c.auth }));
+  const logo = createLogoService({ storage: c.storage, accounts: c.repos.accounts, account: c.services.account, audit: c.services.audit });
+  await app.register(logoRoutes({ db: c.db, logo, commitMutation: c.commitMutation }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
     envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
@@ -260,7 +265,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         envelopeActionsSection({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, signing: c.signing, signingUrl: config.signingUrl }),
         webhookPagesSection({ db: c.db, webhooks: c.webhooks, apiKeys: c.services.apiKeys, publicUrl: config.publicUrl }),
         productPagesSection({ db: c.db, products: c.services.products, productId: config.productId }),
-        settingsSection({ db: c.db, account: c.services.account }),
+        settingsSection({ db: c.db, account: c.services.account, logo }),
       ],
     }),
   );

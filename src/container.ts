@@ -125,7 +125,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const services = {
     audit,
     billing,
-    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo, audit }),
+    account: createAccountService({ accounts: repos.accounts, billing: repos.billing, summary: summaryRepo, audit, publicUrl: config.publicUrl }),
     summary: createSummaryService({ repo: summaryRepo, now: clock }),
     products: createProductsService({ repo: createProductsRepo(), audit, productId: config.productId }),
     apiKeys: createApiKeysService({ accounts: repos.accounts, audit }),
@@ -137,7 +137,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const outboxDir = path.join(config.dataDir, 'outbox');
   const email = overrides.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir });
   const outbox = createOutboxEmail(outboxDir, config.mailFrom);
-  const notifier = createNotifier();
+  const notifier = createNotifier({ publicUrl: config.publicUrl });
   const tokens = createTokenDeriver(config.signingLinkSecret);
   const localRepo = createLocalEngineRepo();
   const local = createLocalEngine({ repo: localRepo, storage, tokens, notifier, signingUrl: config.signingUrl });

@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   X402_NOT_CONFIGURED: [400, 'A payment header was sent but this server does not accept x402 payments (X402_* unset).'],
   // Request shape
   INVALID_JSON: [400, 'The body (or the multipart payload part) is not valid JSON.'],
+  LOGO_INVALID: [400, 'The logo is not a PNG or JPEG whose header can be read, its bytes are not what its Content-Type says, or it declares more than 2000×2000 pixels.'],
   VALIDATION_ERROR: [400, 'A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).'],
   MISSING_PDF: [400, 'The multipart body lacks the pdf part.'],
   MISSING_FILE: [400, 'The upload lacks the file part: a template, or a document to verify (400, like MISSING_PDF).'],
@@ -42,7 +43,7 @@ export const ERROR_CODES = {
   INVALID_PDF: [400, 'The file is not a PDF, is damaged beyond repair, or is encrypted.'],
   OUT_OF_SCOPE_V1: [400, 'More than 10 signers or more than 10 documents in one envelope.'],
   UNSUPPORTED_MEDIA_TYPE: [415, 'The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.'],
-  PAYLOAD_TOO_LARGE: [413, 'The request body exceeds the limit (1 MiB for JSON).'],
+  PAYLOAD_TOO_LARGE: [413, 'The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).'],
   PDF_TOO_LARGE: [413, 'The PDF exceeds MAX_PDF_BYTES.'],
   MCP_BATCH_TOO_LARGE: [400, 'A JSON-RPC batch on POST /mcp holds more messages than maxBatch (10); send the calls in several requests.'],
   NOT_FOUND: [404, 'No such route.'],

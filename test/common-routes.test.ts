@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createTestApp, type TestApp, type TestCustomer } from './harness.js';
 import { describeCommonRouteTests, envelopeCreateBody, type RouteCase } from './fixtures/common-route-tests.js';
-import { envelopeBody, multipart, postMultipart, samplePdf, sigField, signer } from './fixtures/envelopes.js';
+import { envelopeBody, multipart, PNG_DATA_URL, postMultipart, samplePdf, sigField, signer } from './fixtures/envelopes.js';
 
 let t: TestApp;
 before(async () => {
@@ -68,6 +68,13 @@ const CASES: RouteCase[] = [
   { method: 'GET', url: '/v1/account/products', noAuthCode: 'MISSING_AUTH' },
   { method: 'POST', url: '/v1/account/products/:product/enable', params: { product: 'service_id' } },
   { method: 'PATCH', url: '/v1/account', body: () => ({ displayName: 'Common Co' }) },
+  {
+    method: 'PUT',
+    url: '/v1/account/logo',
+    body: () => ({ multipart: multipart([{ name: 'file', value: Buffer.from(PNG_DATA_URL.split(',')[1], 'base64'), filename: 'logo.png', contentType: 'image/png' }]) }),
+    malformed: { body: () => ({ multipart: multipart([{ name: 'file', value: 'not an image', filename: 'logo.png', contentType: 'image/png' }]) }), code: 'LOGO_INVALID' },
+  },
+  { method: 'DELETE', url: '/v1/account/logo' },
   // Envelopes
   { method: 'POST', url: '/v1/envelopes', body: envelopeCreateBody, billable: true },
   { method: 'POST', url: '/v1/envelopes/draft', body: envelopeCreateBody },

@@ -98,6 +98,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the logo shown at the top of the signing page and in invitation emails
+         * @description multipart/form-data with the image as `file` (`curl -F file=@logo.png`): PNG or JPEG, at most 256 KB and 2000×2000 pixels, checked by its header before anything decodes it. It is served at logoUrl, an address with its sha256 in it; envelopes created from now on show it, those created before keep the logo they were sent with. Any credential of the account, a test key too; the dashboard session sends X-CSRF-Token. Answers the account as GET /v1/account does.
+         */
+        put: operations["setAccountLogo"];
+        post?: never;
+        /**
+         * Remove the logo: the signing page and invitations show none
+         * @description Envelopes created before keep the logo they were sent with. Removing when there is none is no error. Answers the account as GET /v1/account does.
+         */
+        delete: operations["removeAccountLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account": {
         parameters: {
             query?: never;
@@ -883,6 +907,8 @@ export interface components {
             consentText: string | null;
             /** @description Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none */
             allowedOrigins: string[];
+            /** @description The logo at the top of the signing page and in invitations, at its public, immutable address (set with PUT /v1/account/logo); null: none */
+            logoUrl: string | null;
             /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
             brandColor: string | null;
         };
@@ -1351,6 +1377,8 @@ export interface components {
             consentText: string | null;
             /** @description Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none */
             allowedOrigins: string[];
+            /** @description The logo at the top of the signing page and in invitations, at its public, immutable address (set with PUT /v1/account/logo); null: none */
+            logoUrl: string | null;
             /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
             brandColor: string | null;
         };
@@ -2225,7 +2253,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2233,7 +2261,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -2335,6 +2363,623 @@ export interface operations {
             };
         };
     };
+    setAccountLogo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file": "<PNG or JPEG bytes>"
+                 *     }
+                 */
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The logo: a PNG or JPEG (part Content-Type image/png or image/jpeg), at most 256 KB and 2000×2000 pixels.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accountId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada Lovelace",
+                     *       "apiKeyPrefix": "string",
+                     *       "mode": "live",
+                     *       "creditsCents": 1,
+                     *       "creditsFormatted": "string",
+                     *       "balanceMicros": 1,
+                     *       "sandboxUsed": 1,
+                     *       "sandboxLimit": 1,
+                     *       "createdAt": "2026-01-15T10:00:00.000Z",
+                     *       "walletAddress": "string",
+                     *       "totalSpentCents": 1,
+                     *       "totalSpentFormatted": "string",
+                     *       "displayName": "string",
+                     *       "displayNameIsDefault": true,
+                     *       "notificationEmail": "ada@example.com",
+                     *       "senderNotifications": true,
+                     *       "consentText": "string",
+                     *       "allowedOrigins": [
+                     *         "string"
+                     *       ],
+                     *       "logoUrl": "https://example.com/signed",
+                     *       "brandColor": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     LOGO_INVALID: The logo is not a PNG or JPEG whose header can be read, its bytes are not what its Content-Type says, or it declares more than 2000×2000 pixels.
+             *     MISSING_FILE: The upload lacks the file part: a template, or a document to verify (400, like MISSING_PDF).
+             *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key header is empty or longer than 255 characters.",
+                     *       "code": "IDEMPOTENCY_KEY_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_INVALID" | "LOGO_INVALID" | "MISSING_FILE" | "X402_NOT_APPLICABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description CSRF_TOKEN_INVALID: A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again).",
+                     *       "code": "CSRF_TOKEN_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "CSRF_TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    removeAccountLogo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accountId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada Lovelace",
+                     *       "apiKeyPrefix": "string",
+                     *       "mode": "live",
+                     *       "creditsCents": 1,
+                     *       "creditsFormatted": "string",
+                     *       "balanceMicros": 1,
+                     *       "sandboxUsed": 1,
+                     *       "sandboxLimit": 1,
+                     *       "createdAt": "2026-01-15T10:00:00.000Z",
+                     *       "walletAddress": "string",
+                     *       "totalSpentCents": 1,
+                     *       "totalSpentFormatted": "string",
+                     *       "displayName": "string",
+                     *       "displayNameIsDefault": true,
+                     *       "notificationEmail": "ada@example.com",
+                     *       "senderNotifications": true,
+                     *       "consentText": "string",
+                     *       "allowedOrigins": [
+                     *         "string"
+                     *       ],
+                     *       "logoUrl": "https://example.com/signed",
+                     *       "brandColor": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key header is empty or longer than 255 characters.",
+                     *       "code": "IDEMPOTENCY_KEY_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_INVALID" | "X402_NOT_APPLICABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description CSRF_TOKEN_INVALID: A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A dashboard form or cookie-authenticated call without a valid CSRF token (reload the page and try again).",
+                     *       "code": "CSRF_TOKEN_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "CSRF_TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     getAccount: {
         parameters: {
             query?: never;
@@ -2374,6 +3019,7 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "string"
                      *       ],
+                     *       "logoUrl": "https://example.com/signed",
                      *       "brandColor": "string"
                      *     }
                      */
@@ -2544,6 +3190,7 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "string"
                      *       ],
+                     *       "logoUrl": "https://example.com/signed",
                      *       "brandColor": "string"
                      *     }
                      */
@@ -2666,7 +3313,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2674,7 +3321,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -6012,7 +6659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6020,7 +6667,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -7217,7 +7864,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7225,7 +7872,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -7918,7 +8565,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7926,7 +8573,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -9442,7 +10089,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9450,7 +10097,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -11160,7 +11807,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11168,7 +11815,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -11601,7 +12248,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11609,7 +12256,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -12138,7 +12785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12146,7 +12793,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -12651,7 +13298,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12659,7 +13306,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -14243,7 +14890,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14251,7 +14898,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }

@@ -75,6 +75,8 @@ export type CreateDocumentInput = {
   consentText?: string;
   /** The account's accent (#rrggbb) for the engine's own emails, copied at create (a remote engine may ignore it). */
   brandColor?: string | null;
+  /** The account's logo as its file under /brand/ (`<sha256>.png|jpg`), copied at create: what recipients see is what was set then. */
+  logo?: string | null;
   /** embedded: the engine emails no invitation or reminder (the sender frames embed links instead). */
   delivery?: 'email' | 'embedded';
   testSend: boolean;

@@ -15,6 +15,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   addTemplateFields: { fields: [{ type: 'SIGNATURE', recipientId: 1, page: 1, positionX: 10, positionY: 70, width: 25, height: 6 }] },
   updateTemplateField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
   updateAccount: { displayName: 'Analytical Engines Ltd' },
+  setAccountLogo: { file: '<PNG or JPEG bytes>' },
   updateTemplate: { title: 'Mutual NDA (2026)' },
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },
   updateWebhook: { active: false },

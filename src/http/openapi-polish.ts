@@ -55,7 +55,8 @@ function describeParts(media: Media, resolve: (s: Json) => Json): void {
   const encoding: Record<string, { contentType: string }> = {};
   for (const [name, part] of Object.entries(props)) {
     const real = resolve(part);
-    if (real.format === 'binary') encoding[name] = { contentType: 'application/pdf' };
+    // A PDF unless the part names its types (the logo's: image/png, image/jpeg).
+    if (real.format === 'binary') encoding[name] = { contentType: typeof real.contentMediaType === 'string' ? real.contentMediaType : 'application/pdf' };
     else if (real.type === 'object' || real.anyOf || real.oneOf) encoding[name] = { contentType: 'application/json' };
   }
   if (Object.keys(encoding).length) media.encoding = encoding;

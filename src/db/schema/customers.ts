@@ -34,6 +34,8 @@ export const customers = pgTable(
     allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
     /** `#rrggbb` for the signing page's primary buttons and the invitation's button; null: Signet's own. */
     brandColor: text('brand_color'),
+    /** The logo's blob key, `brand/<sha256>.<png|jpg>` (content-addressed, see account/logo.ts); null: none. */
+    logoKey: text('logo_key'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

@@ -152,7 +152,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           pages: input.document.info.pages,
           testSend: input.testSend,
           // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}) },
+          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}) },
           expiresAt: input.expiresAt,
         },
         recipients,

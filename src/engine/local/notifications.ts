@@ -11,19 +11,21 @@ import {
   type SigningAction,
 } from '../../providers/email/templates/index.js';
 import type { EngineMeta } from '../engine.js';
+import { logoFileOf, logoUrlOf } from '../../modules/account/logo.js';
 import { SEND_EMAIL_JOB, type EmailJobPayload } from './send-email-job.js';
 
 /** The engine document as the notices need it; `meta.senderName` is the sending account's name, recorded at create. */
-type Doc = { title: string | null; meta: EngineMeta & { senderName?: string; brandColor?: string }; testSend: boolean; expiresAt: Date };
+type Doc = { title: string | null; meta: EngineMeta & { senderName?: string; brandColor?: string; logo?: string }; testSend: boolean; expiresAt: Date };
 type Person = { name: string; email: string };
 
 /** SIGNER signs, APPROVER approves, everyone else (VIEWER, CC) only reads. */
 export const actionOf = (role: string): SigningAction => (role === 'SIGNER' ? 'sign' : role === 'APPROVER' ? 'approve' : 'view');
 
-const mailOf = (doc: Doc): EnvelopeMail => ({
+const mailOfDoc = (doc: Doc, publicUrl: string | undefined): EnvelopeMail => ({
   title: doc.title,
   senderName: doc.meta.senderName ?? null,
   accent: doc.meta.brandColor,
+  logoUrl: publicUrl && doc.meta.logo ? logoUrlOf(publicUrl, logoFileOf(`brand/${doc.meta.logo}`)) : null,
   subject: doc.meta.subject,
   message: doc.meta.message,
   expiresAt: doc.expiresAt,
@@ -35,7 +37,9 @@ const mailOf = (doc: Doc): EnvelopeMail => ({
  * never inside a request. The job carries the rendered text and HTML, so what was decided at the state
  * change is what is sent, even if the document changes later.
  */
-export function createNotifier() {
+/** `publicUrl`: where /brand/ logos are served from, for the absolute URL an email needs; none: emails show no logo. */
+export function createNotifier(opts: { publicUrl?: string } = {}) {
+  const mailOf = (doc: Doc) => mailOfDoc(doc, opts.publicUrl);
   const job = (doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']): EnqueueInput => ({
     type: SEND_EMAIL_JOB,
     payload: { to, subject: mail.subject, text: mail.text, html: mail.html, attachments, testSend: doc.testSend } satisfies EmailJobPayload,

@@ -18,6 +18,7 @@ export const ZAccountSettingsFields = {
   senderNotifications: z.boolean().describe('Whether those notices are sent at all'),
   consentText: z.string().nullable().describe('What recipients agree to before acting (electronic records and signatures); null: the built-in text'),
   allowedOrigins: z.array(z.string()).describe("Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none"),
+  logoUrl: z.string().nullable().describe('The logo at the top of the signing page and in invitations, at its public, immutable address (set with PUT /v1/account/logo); null: none'),
   brandColor: z.string().nullable().describe("Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own"),
 };
 

@@ -5,6 +5,7 @@ import { formatDollars, microsToCents } from '../../lib/money.js';
 import type { BillingRepo } from '../billing/billing.repo.js';
 import type { AccountRepo, CustomerRow } from './account.repo.js';
 import type { SummaryRepo } from './summary.repo.js';
+import { logoFileOf, logoUrlOf } from './logo.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { TAccount, TAccountSettingsPatch, TUsageEntry } from './account.schemas.js';
 
@@ -18,7 +19,7 @@ export function nameIsDefault(c: Pick<CustomerRow, 'name' | 'email' | 'walletAdd
   return c.name === c.email.slice(0, c.email.lastIndexOf('@')) || (c.walletAddress !== null && c.name === c.walletAddress);
 }
 
-export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo; summary: Pick<SummaryRepo, 'totalSpent'>; audit: Pick<AuditService, 'customer'> }) {
+export function createAccountService(deps: { accounts: AccountRepo; billing: BillingRepo; summary: Pick<SummaryRepo, 'totalSpent'>; audit: Pick<AuditService, 'customer'>; publicUrl: string }) {
   const toDto = (customer: CustomerRow, actor: Actor, spent: bigint | null): TAccount => ({
     accountId: customer.id,
     email: customer.email,
@@ -41,6 +42,7 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
     consentText: customer.consentText,
     allowedOrigins: customer.allowedOrigins,
     brandColor: customer.brandColor,
+    logoUrl: logoUrlOf(deps.publicUrl, logoFileOf(customer.logoKey)),
   });
 
   return {

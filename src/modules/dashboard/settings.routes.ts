@@ -4,6 +4,9 @@ import type { Db } from '../../db/client.js';
 import { settingsPage, type SettingsForm, type SettingsView } from '../../web/dashboard/settings.js';
 import { CONSENT_TEXT_MAX, DISPLAY_NAME_MAX, ZAccountSettingsPatch, type TAccountSettingsPatch } from '../account/account.schemas.js';
 import type { AccountService } from '../account/account.service.js';
+import { LOGO_MAX_BYTES, LOGO_MAX_SIDE, type LogoService } from '../account/logo.js';
+import { logoPart } from '../account/logo.routes.js';
+import { AppError } from '../../errors.js';
 import { DEFAULT_CONSENT_TEXT } from '../signing/consent-text.js';
 import { sessionActor, sessionContext } from './dashboard-http.js';
 import type { DashboardSection } from './dashboard.routes.js';
@@ -48,11 +51,11 @@ const MESSAGES: Record<string, string> = {
 };
 
 /** GET /dashboard/settings and its form's POST, which saves through the same service as PATCH /v1/account. */
-export function settingsSection(deps: { db: Db; account: Pick<AccountService, 'getAccount' | 'updateSettings'> }): DashboardSection {
+export function settingsSection(deps: { db: Db; account: Pick<AccountService, 'getAccount' | 'updateSettings'>; logo: Pick<LogoService, 'store' | 'remove'> }): DashboardSection {
   return (kit) => async (app) => {
     const config = { dashboard: 'session' as const };
 
-    async function render(request: FastifyRequest, reply: FastifyReply, extra: { form?: SettingsForm; errors?: SettingsView['errors']; saved?: boolean }) {
+    async function render(request: FastifyRequest, reply: FastifyReply, extra: { form?: SettingsForm; errors?: SettingsView['errors']; saved?: boolean; logoError?: string }) {
       const account = await deps.account.getAccount(deps.db, sessionActor(request.dashboardSession!));
       const body = settingsPage({
         csrf: kit.csrf.tokenFor(request, reply),
@@ -62,18 +65,21 @@ export function settingsSection(deps: { db: Db; account: Pick<AccountService, 'g
         displayNameMax: DISPLAY_NAME_MAX,
         consentTextMax: CONSENT_TEXT_MAX,
         errors: extra.errors,
+        // The path, not PUBLIC_URL's address: the dashboard's img-src is 'self', whatever host serves it.
+        logo: { src: account.logoUrl && new URL(account.logoUrl).pathname, error: extra.logoError },
+        logoMax: { kb: LOGO_MAX_BYTES / 1024, side: LOGO_MAX_SIDE },
       });
       return kit.render(request, reply, {
         title: 'Settings',
         active: 'settings',
         body,
-        status: extra.errors ? 400 : 200,
+        status: extra.errors || extra.logoError ? 400 : 200,
         flash: extra.saved ? { kind: 'ok', text: 'Settings saved.' } : undefined,
       });
     }
 
     app.get('/dashboard/settings', { config, schema: { querystring: ZSettingsQuery } }, async (request, reply) =>
-      render(request, reply, { saved: (request.query as z.infer<typeof ZSettingsQuery>).saved === '1' }),
+      render(request, reply, { saved: (request.query as z.infer<typeof ZSettingsQuery>).saved !== undefined }),
     );
 
     app.post('/dashboard/settings', { config }, async (request, reply) => {
@@ -90,6 +96,23 @@ export function settingsSection(deps: { db: Db; account: Pick<AccountService, 'g
       }
       await deps.db.transaction((tx) => deps.account.updateSettings(tx, sessionContext(request), parsed.data as TAccountSettingsPatch));
       return reply.redirect('/dashboard/settings?saved=1', 303);
+    });
+
+    // The same service as PUT /v1/account/logo; a refused file is said next to the file input.
+    app.post('/dashboard/settings/logo', { config, schema: { consumes: ['multipart/form-data'] } }, async (request, reply) => {
+      try {
+        const stored = await deps.logo.store(sessionContext(request), logoPart(request.body));
+        await deps.db.transaction((tx) => stored.commit(tx));
+      } catch (err) {
+        if (err instanceof AppError && err.status < 500 && err.code !== 'CSRF_TOKEN_INVALID') return render(request, reply, { logoError: err.message });
+        throw err;
+      }
+      return reply.redirect('/dashboard/settings?saved=logo', 303);
+    });
+
+    app.post('/dashboard/settings/logo/remove', { config }, async (request, reply) => {
+      await deps.db.transaction((tx) => deps.logo.remove(tx, sessionContext(request)));
+      return reply.redirect('/dashboard/settings?saved=logo', 303);
     });
   };
 }

@@ -112,7 +112,7 @@ export function createSigningService(deps: {
           verification: verificationOf(me),
           consent: consentOf(doc, me),
           // Who asks, and why, and by when: the account's name as recorded at create, the sender's message, the deadline.
-          sender: { name: doc.meta.senderName ?? null, message: doc.meta.message ?? null },
+          sender: { name: doc.meta.senderName ?? null, message: doc.meta.message ?? null, logo: doc.meta.logo ?? null },
           expiresAt: doc.expiresAt.toISOString(),
           fields: fields.map((f) => ({
             fieldId: f.id,

@@ -15,7 +15,39 @@ export type SettingsView = {
   consentTextMax: number;
   /** After a refused save: the message per field (displayName, notificationEmail, consentText, form). */
   errors?: Partial<Record<keyof SettingsForm | 'form', string>>;
+  /** The current logo (a path of this server) and, after a refused upload, why. */
+  logo: { src: string | null; error?: string };
+  /** The largest logo accepted, in KB and pixels a side, for the help text. */
+  logoMax: { kb: number; side: number };
 };
+
+/**
+ * The logo's own forms (a file upload cannot share the settings form, whose fields are all sent on
+ * every save): the current logo, a file input, and a removal when there is one.
+ */
+function logoForms(v: SettingsView): string {
+  const err = v.logo.error;
+  const described = err ? ' aria-invalid="true" aria-describedby="logo-error logo-help"' : ' aria-describedby="logo-help"';
+  const current = v.logo.src
+    ? `<figure class="logo-current"><img src="${escapeHtml(v.logo.src)}" alt="Your current logo" data-testid="current-logo"><figcaption>Current logo</figcaption></figure>`
+    : '<p data-testid="no-logo">No logo yet: the signing page and invitations show your name only.</p>';
+  const remove = v.logo.src
+    ? `<form method="post" action="/dashboard/settings/logo/remove" class="logo-remove">${csrfField(v.csrf)}<button type="submit" class="secondary">Remove logo</button></form>`
+    : '';
+  return `<article aria-labelledby="logo-title" class="settings logo">
+<header><h2 id="logo-title">Logo</h2></header>
+${current}
+<form method="post" action="/dashboard/settings/logo" enctype="multipart/form-data" class="logo-upload">
+${csrfField(v.csrf)}
+<label for="logo-file">${v.logo.src ? 'Replace with' : 'Upload a logo'}
+<input type="file" id="logo-file" name="file" accept="image/png,image/jpeg" required${described}>
+</label>
+${err ? `<small id="logo-error" class="field-error" role="alert">${escapeHtml(err)}</small>` : ''}<small id="logo-help">PNG or JPEG, at most ${v.logoMax.kb} KB and ${v.logoMax.side}×${v.logoMax.side} pixels. Shown at the top of the signing page and in invitation emails, on envelopes created from now on.</small>
+<button type="submit">Upload logo</button>
+</form>
+${remove}
+</article>`;
+}
 
 /** A field's error, tied to its input by aria-describedby so a screen reader reads it with the field. */
 function fieldError(v: SettingsView, field: keyof SettingsForm): { attrs: string; html: string } {
@@ -77,5 +109,6 @@ ${color.html}<small id="brandColor-help">As #rrggbb, for the signing page's main
 ${origins.html}<small id="allowedOrigins-help">Up to 10, each https://host[:port] (http only for localhost), no path.</small>
 </article>
 <button type="submit">Save settings</button>
-</form>`;
+</form>
+${logoForms(v)}`;
 }

@@ -69,8 +69,9 @@ export function renderSigningPage(o: SigningPageOptions): string {
   });
   return `${head}
 <body>
-<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/"${embed}>
+<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/" data-brand-base="${escapeHtml(root)}../brand/"${embed}>
   <header class="topbar">
+    <img id="brand-logo" class="brand-logo" alt="" data-testid="brand-logo" hidden>
     <p class="brand">Signet</p>
     <h1 id="document-title" class="title" data-testid="document-title">Loading document…</h1>
     <p id="recipient-line" class="recipient" data-testid="recipient-line"></p>

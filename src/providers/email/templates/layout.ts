@@ -39,6 +39,8 @@ export type EmailContent = {
   footer: string[];
   /** The sending account's accent for an action email's button and eyebrow (#rrggbb, at least 4.5:1 with white). */
   accent?: string;
+  /** The sending account's logo at the top of the HTML part (an absolute https/http URL; the text part has none). */
+  logo?: { url: string; alt: string };
   /** Test mode: said in the subject and at the top of both parts. */
   test?: boolean;
 };
@@ -91,6 +93,10 @@ function renderHtml(c: EmailContent, subject: string): string {
   const accent = c.accent && /^#[0-9a-f]{6}$/i.test(c.accent) ? c.accent : C.accent;
   const tone = (c.tone ?? 'action') === 'action' ? accent : TONES[c.tone ?? 'action'];
   const parts: string[] = [];
+  // Only an absolute http(s) URL of ours reaches src: it is built from PUBLIC_URL and a checked file name.
+  if (c.logo && /^https?:\/\/[^\s"'<>]+$/.test(c.logo.url)) {
+    parts.push(`<img src="${escapeHtml(c.logo.url)}" alt="${escapeHtml(c.logo.alt)}" style="display:block;max-height:48px;max-width:240px;height:auto;margin:0 0 24px;border:0;">`);
+  }
   if (c.test) {
     parts.push(
       `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="margin:0 0 24px;"><tr><td style="padding:12px 16px;background-color:#fef3c7;border:1px solid #f59e0b;border-radius:6px;font-size:14px;line-height:20px;color:#78350f;">` +

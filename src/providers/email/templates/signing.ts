@@ -16,6 +16,8 @@ export type EnvelopeMail = {
   test: boolean;
   /** The sending account's accent (#rrggbb, checked for contrast with white when set) for the button. */
   accent?: string;
+  /** The sending account's logo as recorded at create, an absolute URL under PUBLIC_URL; none: no logo. */
+  logoUrl?: string | null;
 };
 
 export type MailPerson = { name: string; email: string };
@@ -50,8 +52,9 @@ function footer(env: EnvelopeMail): string[] {
 const PERSONAL_LINK = 'This link is personal: whoever has it can act on this document as you. Please do not forward this email.';
 const UNEXPECTED = 'Not expecting this? If you do not know the sender, ignore this email: nothing happens unless you open the link and act.';
 
-function base(env: EnvelopeMail, who: MailPerson): Pick<EmailContent, 'greeting' | 'heading' | 'footer' | 'test' | 'accent'> {
-  return { greeting: `Hello ${who.name},`, heading: heading(env), footer: footer(env), test: env.test, accent: env.accent };
+function base(env: EnvelopeMail, who: MailPerson): Pick<EmailContent, 'greeting' | 'heading' | 'footer' | 'test' | 'accent' | 'logo'> {
+  const logo = env.logoUrl ? { url: env.logoUrl, alt: senderOf(env) ?? 'Sender logo' } : undefined;
+  return { greeting: `Hello ${who.name},`, heading: heading(env), footer: footer(env), test: env.test, accent: env.accent, logo };
 }
 
 /** The first message a recipient gets: who asks what, the sender's message, one button, the deadline. */

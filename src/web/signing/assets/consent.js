@@ -16,6 +16,7 @@ export function showRequest(session) {
   if (!session.sender) return;
   const box = $('request-info');
   const name = session.sender.name?.trim();
+  showLogo(session.sender.logo, name);
   $('sender-line').textContent = name ? `${name} asks you to ${session.recipient.role === 'APPROVER' ? 'approve' : 'sign'} this document.` : 'You have been asked to sign this document.';
   if (session.recipient.role === 'VIEWER' || session.recipient.role === 'CC') $('sender-line').textContent = name ? `${name} shared this document with you.` : 'This document was shared with you.';
   const message = session.sender.message?.trim();
@@ -29,6 +30,18 @@ export function showRequest(session) {
     $('deadline-line').hidden = false;
   }
   box.hidden = false;
+}
+
+/**
+ * The sender's logo, as the document recorded it at create: a file of /brand/ (the base is relative to
+ * this page, so it works under a path prefix), named by the sender's name for screen readers.
+ */
+function showLogo(file, name) {
+  if (typeof file !== 'string' || !/^[0-9a-f]{64}\.(png|jpg)$/.test(file)) return;
+  const img = $('brand-logo');
+  img.alt = name || 'Sender logo';
+  img.src = document.getElementById('signing-app').dataset.brandBase + file;
+  img.hidden = false;
 }
 
 /** The browser's IANA time zone (the certificate shows the recipient's times in it too), or null. */
