@@ -225,7 +225,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     }),
   );
   await app.register(authRoutes({ auth: c.auth }));
-  const logo = createLogoService({ storage: c.storage, accounts: c.repos.accounts, account: c.services.account, audit: c.services.audit });
+  const logo = createLogoService({ db: c.db, storage: c.storage, accounts: c.repos.accounts, account: c.services.account, audit: c.services.audit, uploadsSince: (db, id, since) => c.repos.audit.countSince(db, id, 'account.logo.set', since) });
   await app.register(logoRoutes({ db: c.db, logo, commitMutation: c.commitMutation }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(

@@ -82,6 +82,16 @@ describe('PUT and DELETE /v1/account/logo', () => {
     assertError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  test('ten uploads a day, then 429 RATE_LIMITED with Retry-After (logos are never deleted: uploads are what fills storage)', async () => {
+    const c = await t.createCustomer();
+    for (let i = 0; i < 10; i++) assert.equal((await putLogo(PNG, 'image/png', c.apiKey)).statusCode, 200);
+    const refused = await putLogo(JPEG, 'image/jpeg', c.apiKey);
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.equal(refused.json().code, 'RATE_LIMITED');
+    assert.ok(refused.headers['retry-after']);
+    assert.match((await t.app.inject({ url: '/v1/account', headers: bearer(c.apiKey) })).json().logoUrl, /\.png$/, 'the refused upload changed nothing');
+  });
+
   test("one customer's upload changes only its own account", async () => {
     const a = await t.createCustomer();
     const b = await t.createCustomer();

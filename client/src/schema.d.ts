@@ -10536,12 +10536,12 @@ export interface operations {
                  *       "fields": [
                  *         {
                  *           "type": "SIGNATURE",
+                 *           "recipientId": 1,
                  *           "page": 1,
                  *           "positionX": 10,
                  *           "positionY": 70,
                  *           "width": 25,
-                 *           "height": 6,
-                 *           "recipientId": 1
+                 *           "height": 6
                  *         }
                  *       ]
                  *     }
@@ -10727,7 +10727,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10735,7 +10735,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }
@@ -11369,7 +11369,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON). */
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11377,7 +11377,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "The request body exceeds the limit (1 MiB for JSON).",
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
                      *       "code": "PAYLOAD_TOO_LARGE",
                      *       "requestId": "req-1"
                      *     }

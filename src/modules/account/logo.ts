@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Tx } from '../../db/client.js';
+import type { DbOrTx, Tx } from '../../db/client.js';
 import type { RequestContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
@@ -15,6 +15,11 @@ export const LOGO_MAX_BYTES = 256 * 1024;
 /** Shown at most a few hundred pixels wide; larger is only a cost to every recipient who loads it. */
 export const LOGO_MAX_SIDE = 2000;
 export const LOGO_TYPES = ['image/png', 'image/jpeg'] as const;
+/**
+ * Logos are never deleted (below), so uploads are what a key could fill storage with: ten a day is
+ * plenty for an account finding its look, and bounds one account to 2.5 MB a day.
+ */
+export const LOGO_UPLOADS_PER_DAY = 10;
 
 /**
  * Logos are stored content-addressed, `brand/<sha256>.<png|jpg>`, and never deleted: documents copy
@@ -53,7 +58,16 @@ export function checkLogo(bytes: Uint8Array, declaredType: string): string {
 
 export type LogoUpload = { path: string; size: number; mimetype: string };
 
-export function createLogoService(deps: { storage: BlobStorage; accounts: Pick<AccountRepo, 'updateSettings'>; account: Pick<AccountService, 'getAccount'>; audit: Pick<AuditService, 'customer'> }) {
+export function createLogoService(deps: {
+  db: DbOrTx;
+  storage: BlobStorage;
+  accounts: Pick<AccountRepo, 'updateSettings'>;
+  account: Pick<AccountService, 'getAccount'>;
+  audit: Pick<AuditService, 'customer'>;
+  /** Uploads of this account in the last day (the audit log's `account.logo.set` rows). */
+  uploadsSince: (db: DbOrTx, customerId: string, since: Date) => Promise<number>;
+  now?: () => Date;
+}) {
   const holderOnly = (ctx: RequestContext) => {
     if (ctx.actor.via === 'x402') throw new AppError('X402_NOT_APPLICABLE', 'The logo belongs to an account: use an API key, a wallet JWT or the dashboard, not an x402 payment');
   };
@@ -74,6 +88,10 @@ export function createLogoService(deps: { storage: BlobStorage; accounts: Pick<A
       holderOnly(ctx);
       if (!upload || upload.size === 0) throw new AppError('MISSING_FILE', 'The multipart body has no file part: send the logo as `file`');
       if (upload.size > LOGO_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `The logo is ${upload.size} bytes; at most ${LOGO_MAX_BYTES} are accepted`, { maxBytes: LOGO_MAX_BYTES });
+      const since = new Date((deps.now?.() ?? new Date()).getTime() - 86_400_000);
+      if ((await deps.uploadsSince(deps.db, ctx.actor.customerId, since)) >= LOGO_UPLOADS_PER_DAY) {
+        throw new AppError('RATE_LIMITED', `At most ${LOGO_UPLOADS_PER_DAY} logo uploads a day: try again tomorrow`, {}, { 'retry-after': '3600' });
+      }
       const file = checkLogo(await readFile(upload.path), upload.mimetype);
       await deps.storage.putFile(logoKeyOf(file), upload.path);
       return { commit: (tx) => setKey(tx, ctx, logoKeyOf(file), 'account.logo.set', { file }) };

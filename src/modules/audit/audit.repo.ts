@@ -1,4 +1,4 @@
-import { count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { executePrepared } from '../../db/prepared.js';
 import { auditLog, operatorAlerts } from '../../db/schema/index.js';
@@ -41,6 +41,12 @@ export function createAuditRepo() {
     },
 
     insertStatement,
+
+    /** How many times a customer did `action` since `since` (a bound on acts that cost storage). */
+    async countSince(tx: DbOrTx, customerId: string, action: string, since: Date): Promise<number> {
+      const [{ n }] = await tx.select({ n: count() }).from(auditLog).where(and(eq(auditLog.customerId, customerId), eq(auditLog.action, action), gte(auditLog.createdAt, since)));
+      return Number(n);
+    },
 
     async list(tx: DbOrTx, filter: { customerId?: string }, page: { limit: number; offset: number }) {
       const where = filter.customerId ? eq(auditLog.customerId, filter.customerId) : undefined;
