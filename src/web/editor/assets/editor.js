@@ -115,7 +115,16 @@ function save(f) {
   return f.saving;
 }
 
+// A keyboard move is saved once the keys stop: the field waiting for that save, and its timer.
 let keyTimer = 0;
+let keyPending = null;
+/** Saves the keyboard move still waiting for its timer, if any, now. */
+function flushKeySave() {
+  clearTimeout(keyTimer);
+  const f = keyPending;
+  keyPending = null;
+  if (f) save(f);
+}
 function onKey(f, event) {
   const pg = pages.get(f.p.page);
   const step = event.shiftKey ? 10 : 1;
@@ -125,9 +134,11 @@ function onKey(f, event) {
     const [dx, dy] = moves[event.key];
     f.p = resizeMode ? geo.resizeByPoints(f.p, dx, dy, pg.size) : geo.moveByPoints(f.p, dx, dy, pg.size);
     draw(f);
-    // One save once the keys stop, not one per key press.
+    // One save once the keys stop, not one per key press; another field's move waiting is saved now, not dropped.
+    if (keyPending !== f) flushKeySave();
     clearTimeout(keyTimer);
-    keyTimer = setTimeout(() => save(f), 300);
+    keyPending = f;
+    keyTimer = setTimeout(flushKeySave, 300);
   } else if (event.key === 'r' || event.key === 'R') {
     event.preventDefault();
     resizeMode = !resizeMode;
@@ -144,6 +155,11 @@ function onKey(f, event) {
 }
 
 async function remove(f) {
+  // A keyboard move waiting to be saved is moot once the field is gone.
+  if (keyPending === f) {
+    clearTimeout(keyTimer);
+    keyPending = null;
+  }
   try {
     await api('DELETE', `${root.dataset.fieldsUrl}/${f.fieldId}`);
     fields.delete(f.fieldId);
@@ -294,9 +310,11 @@ function wireTool(button) {
 /** Before leaving by "Done", the saves still under way finish, so the page the link opens shows them. */
 document.getElementById('done')?.addEventListener('click', async (event) => {
   event.preventDefault();
-  clearTimeout(keyTimer);
+  // Read before waiting: once the event has been dispatched, currentTarget is null.
+  const { href } = event.currentTarget;
+  flushKeySave();
   await Promise.all([...fields.values()].map((f) => f.saving));
-  location.assign(event.currentTarget.href);
+  location.assign(href);
 });
 
 async function send() {
@@ -304,6 +322,7 @@ async function send() {
   button.disabled = true;
   say('Sending…');
   try {
+    flushKeySave();
     await Promise.all([...fields.values()].map((f) => f.saving));
     await api('POST', root.dataset.sendUrl, {}, { 'idempotency-key': crypto.randomUUID() });
     say('Sent: the invitations are on their way.');
