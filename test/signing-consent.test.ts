@@ -54,7 +54,7 @@ describe('POST /sign/{token}/consent', local, () => {
     const body = (await session(t, token)).json();
     assert.equal(body.canAct, true);
     assert.deepEqual(body.consent, { given: false, consentedAt: null, text: DEFAULT_CONSENT_TEXT });
-    assert.deepEqual(body.sender, { name: 'Test Customer', message: 'Please sign by Friday.' });
+    assert.deepEqual(body.sender, { name: 'Test Customer', message: 'Please sign by Friday.', logo: null });
     assert.equal(body.expiresAt, (await getEnvelope(t, env.envelopeId)).expiresAt);
 
     assertError(await completeOnly(t, token, await signBody(token)), 409, 'CONSENT_REQUIRED');
