@@ -276,7 +276,9 @@ describe('the cost of a signature', () => {
       const control = await worstHealth(derHeavyPdf(8, true));
       const heavy = await worstHealth(derHeavyPdf(8));
       tc.diagnostic(`longest /health: ${Math.round(heavy)} ms with the signatures, ${Math.round(control)} ms without`);
-      assert.ok(heavy < control * 1.5 + 500, `/health waited ${Math.round(heavy)} ms (without signatures: ${Math.round(control)} ms)`);
+      // Roomy: on a CI machine running browser tests beside it one stall of the control run went 269 → 941 ms;
+      // a signature parsed on the request's thread costs seconds here, which this still catches.
+      assert.ok(heavy < control * 2 + 1000, `/health waited ${Math.round(heavy)} ms (without signatures: ${Math.round(control)} ms)`);
     } finally {
       await app.close();
     }
