@@ -4,6 +4,7 @@ import { copyFileSync, cpSync, writeFileSync } from 'node:fs';
 
 const dirs = [
   'db/migrations',
+  'i18n/messages',
   'web/assets',
   'web/signing/assets',
   'web/editor/assets',

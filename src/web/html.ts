@@ -11,6 +11,9 @@ export type PageHead = {
   script?: string;
   /** Pages that hold someone's link stay out of search indexes. */
   noindex?: boolean;
+  /** The page's language and direction (English, left to right, unless given). */
+  lang?: string;
+  dir?: 'ltr' | 'rtl';
   /** Extra <meta name content> pairs (the dashboard's csrf-token), escaped here. */
   meta?: Record<string, string>;
 };
@@ -22,7 +25,7 @@ export type PageHead = {
 export function pageHead(o: PageHead): string {
   const lines = [
     '<!doctype html>',
-    '<html lang="en">',
+    `<html lang="${escapeHtml(o.lang ?? 'en')}"${o.dir === 'rtl' ? ' dir="rtl"' : ''}>`,
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',

@@ -30,6 +30,8 @@ export const customers = pgTable(
     notificationEmail: text('notification_email'),
     /** Whether the sender gets those notices at all (opt-out per account). */
     senderNotifications: boolean('sender_notifications').notNull().default(true),
+    /** The language of recipients who have none of their own (src/i18n/locales.ts); null: the browser's, else English. */
+    defaultLocale: text('default_locale'),
     /** Origins whose pages may frame this account's embed links (the embed page's frame-ancestors); empty: none may. */
     allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
     /** `#rrggbb` for the signing page's primary buttons and the invitation's button; null: Signet's own. */

@@ -117,6 +117,8 @@ export const engineRecipients = pgTable(
     consentTextSha256: text('consent_text_sha256'),
     /** The IANA time zone the recipient's browser reported when consenting: the certificate shows their times in it too. */
     timeZone: text('time_zone'),
+    /** The language the recipient is addressed in (src/i18n/locales.ts); null: the account's default, else the browser's. */
+    locale: text('locale'),
   },
   (t) => [index('engine_recipients_document_idx').on(t.documentId)],
 );

@@ -64,6 +64,8 @@ export const envelopeRecipients = pgTable(
     /** When the recipient agreed to electronic records and signatures (the engine's, copied by the sync: its event is listed once). */
     consentedAt: timestamp('consented_at', { withTimezone: true }),
     verificationRequired: boolean('verification_required').notNull().default(false),
+    /** The language the recipient is addressed in; null: the account's default. */
+    locale: text('locale'),
   },
   (t) => [index('envelope_recipients_envelope_idx').on(t.envelopeId), index('envelope_recipients_engine_recipient_idx').on(t.engineRecipientId)],
 );

@@ -10,6 +10,8 @@ export type TemplateSlot = {
   role: string;
   signingOrder: number | null;
   verificationRequired: boolean;
+  /** The language of whoever fills the slot, unless the from-template call names one. */
+  locale?: string | null;
 };
 
 /** A field of a template, assigned to a slot; `hide` is the marker box covered when sealing. */

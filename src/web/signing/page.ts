@@ -4,7 +4,12 @@
  * nobody and costs nothing to serve. All URLs are relative to /sign/<token>, which keeps the page
  * working behind a proxy that mounts Signet under a path prefix.
  */
+import { messagesFor, messagesJson } from '../../i18n/catalogue.js';
+import { DEFAULT_LOCALE, type Locale, textDirection } from '../../i18n/locales.js';
 import { escapeHtml, pageHead } from '../html.js';
+
+/** The catalogue namespaces the page's script formats (signing.json, signing-<feature>.json…). */
+export const SIGNING_PAGE_MESSAGES = ['signing'];
 
 /**
  * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline
@@ -45,6 +50,8 @@ export type SigningPageOptions = {
   root?: string;
   /** An embed link's page: where its events go (embed-events.js) and whom they name. */
   embed?: { origins: string[]; envelopeId: string; recipientId: number };
+  /** The recipient's language (default English). */
+  locale?: Locale;
 };
 
 /** The page's policy with framing allowed for `origins` only (an embed link's page); none: no framing. */
@@ -59,7 +66,10 @@ export function renderSigningPage(o: SigningPageOptions): string {
   const embed = o.embed
     ? ` data-embed-origins="${escapeHtml(o.embed.origins.join(' '))}" data-envelope-id="${escapeHtml(o.embed.envelopeId)}" data-recipient-id="${o.embed.recipientId}"`
     : '';
+  const locale = o.locale ?? DEFAULT_LOCALE;
   const head = pageHead({
+    lang: locale,
+    dir: textDirection(locale),
     title: 'Review and sign',
     // brand.css: the account's accent (a stylesheet of ours, as style-src 'self' wants; no inline style).
     stylesheets: [`${root}assets/${o.appPrefix}/signing.css`, `${token}/brand.css`],
@@ -69,6 +79,7 @@ export function renderSigningPage(o: SigningPageOptions): string {
   });
   return `${head}
 <body>
+<script type="application/json" id="signet-messages">${messagesJson(messagesFor(locale, SIGNING_PAGE_MESSAGES))}</script>
 <div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/" data-brand-base="${escapeHtml(root)}../brand/"${embed}>
   <header class="topbar">
     <img id="brand-logo" class="brand-logo" alt="" data-testid="brand-logo" hidden>

@@ -47,6 +47,12 @@ function pdfjsRoot(): { dir: string; version: string } {
   return { dir: path.dirname(pkgPath), version };
 }
 
+/** intl-messageformat's browser build (an ES module despite its name), served as `<app>/intl-messageformat.js`. */
+function messageFormatBuild(): string {
+  const require = createRequire(import.meta.url);
+  return path.join(path.dirname(require.resolve('intl-messageformat')), 'intl-messageformat.iife.js');
+}
+
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isFile() && TYPES[path.extname(e.name)] !== undefined)
@@ -63,11 +69,12 @@ function listFiles(dir: string): string[] {
 export function loadSigningAssets(): SigningAssets {
   const files = new Map<string, string>();
 
-  const appFiles = listFiles(APP_ASSETS_DIR);
+  const appFiles = new Map(listFiles(APP_ASSETS_DIR).map((name) => [name, path.join(APP_ASSETS_DIR, name)]));
+  appFiles.set('intl-messageformat.js', messageFormatBuild());
   const hash = createHash('sha256');
-  for (const name of appFiles) hash.update(name).update('\0').update(readFileSync(path.join(APP_ASSETS_DIR, name)));
+  for (const [name, file] of appFiles) hash.update(name).update('\0').update(readFileSync(file));
   const appPrefix = `app-${hash.digest('hex').slice(0, 12)}`;
-  for (const name of appFiles) files.set(`${appPrefix}/${name}`, path.join(APP_ASSETS_DIR, name));
+  for (const [name, file] of appFiles) files.set(`${appPrefix}/${name}`, file);
 
   const pdfjs = pdfjsRoot();
   const pdfjsPrefix = `pdfjs-${pdfjs.version}`;

@@ -6,6 +6,7 @@ import { notifyParent } from './embed-events.js';
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
 import { createSignatureDialog } from './signature-dialog.js';
+import { t } from './i18n.js';
 import { confirmIdentity } from './verification.js';
 import { createZoom } from './zoom.js';
 
@@ -159,7 +160,7 @@ function wireFinish(session, layer, hooks) {
   let checkFailed = false;
   const updateProgress = () => {
     const { done, total } = layer.progress();
-    const text = total ? `${done} of ${total} required fields done` : 'No fields to fill';
+    const text = total ? t('signing.progress', { done, total }) : t('signing.noFields');
     // A live region: rewrite it only when the count moves, so a screen reader is not told it on every key.
     if (progress.textContent !== text) progress.textContent = text;
     progress.dataset.complete = String(done === total);

@@ -1,0 +1,3 @@
+ALTER TABLE "customers" ADD COLUMN "default_locale" text;--> statement-breakpoint
+ALTER TABLE "engine_recipients" ADD COLUMN "locale" text;--> statement-breakpoint
+ALTER TABLE "envelope_recipients" ADD COLUMN "locale" text;
