@@ -62,6 +62,7 @@ import { embedRoutes } from './modules/embed/embed.routes.js';
 import { createEmbed } from './container-embed.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
+import { bulkSendsRoutes } from './modules/bulk-sends/bulk-sends.routes.js';
 import { stripeWebhookRoutes } from './modules/stripe/stripe-webhook.routes.js';
 import { documensoWebhookRoutes } from './modules/envelopes/documenso-webhook.routes.js';
 import { verificationsRoutes } from './modules/verifications/verifications.routes.js';
@@ -233,6 +234,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   );
   await app.register(prepareLinksRoutes({ db: c.db, links: c.prepareLinks, envelopes: c.envelopes, commitMutation: c.commitMutation }));
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
+  await app.register(bulkSendsRoutes({ db: c.db, bulkSends: c.bulkSends, commitMutation: c.commitMutation, maxBytes: config.bulkSend.maxBytes, maxRows: config.bulkSend.maxRows }));
   await app.register(webhooksRoutes({ db: c.db, webhooks: c.webhooks, commitMutation: c.commitMutation }));
   await app.register(verificationsRoutes({ db: c.db, verifications: c.verifications, commitMutation: c.commitMutation }));
   await app.register(verifyPageRoutes({ db: c.db, verifications: c.verifications }));

@@ -83,6 +83,7 @@ import { createIdentityProviders, type StripeVerificationSession } from './provi
 import { createStripeClient, stripeEventVerifier } from './providers/payments/stripe-client.js';
 import { topUpPeriodicTasks } from './modules/billing/top-ups.jobs.js';
 import { createCardPayments } from './container-payments.js';
+import { createBulkSends } from './container-bulk.js';
 import { deliverJob } from './modules/webhooks/webhooks.jobs.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -232,6 +233,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   // Templates: Signet's own PDFs and fields; an envelope made from one is planned and created by the envelope service.
   const templatesRepo = createTemplatesRepo();
   const templates = createTemplatesService({ repo: templatesRepo, storage, audit, prepareDocument: prepare, envelopes });
+  const bulk = createBulkSends({ db, templatesRepo, templates, billing, audit, webhooks }, config);
   const actions = createRecipientActions({ repo: localRepo, storage, tokens, notifier, local });
   // A recipient's document as it stands: rendered in its own sandbox pool, once per version, then read from storage.
   const views = createDocumentViews({
@@ -335,7 +337,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       sendCodeJob({ db, codes: verifications, email, outbox }),
       sendSignInLinkJob({ db, signIn: dashboard.signIn, email }),
       ...(x402 ? [x402SweepJob({ x402: x402.service })] : []),
-      ...(remote?.jobs ?? []), ...storeMaintenance(database).jobs,
+      ...(remote?.jobs ?? []), ...storeMaintenance(database).jobs, ...bulk.jobs,
       ...(overrides.jobs ?? []),
     ],
     periodic: [...archive.periodic, idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...storeMaintenance(database).periodic, ...(overrides.periodic ?? [])],
@@ -370,7 +372,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
     ...createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock }),
-    templates,
+    templates, bulkSends: bulk.service,
     refunds,
     webhooks,
     verifications,

@@ -85,6 +85,12 @@ export const ERROR_CODES = {
   INVALID_ID: [400, 'The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).'],
   INVALID_TEMPLATE_RECIPIENT_ID: [400, 'A recipient id does not name a slot of the template.'],
   UPDATE_FAILED: [502, 'The template update failed at the signing engine.'],
+  // Bulk sends
+  BULK_SEND_NOT_FOUND: [404, 'No such bulk send owned by the caller.'],
+  BULK_SEND_ENDED: [409, 'The bulk send has completed: there is nothing left to cancel.'],
+  BULK_ROWS_REFUSED: [422, 'Every row of the bulk send was refused; `rows` lists each one with its index, code and message.'],
+  INVALID_CSV: [400, 'The CSV body is malformed (an unclosed quote, a row with more cells than the header, an unknown or repeated column); details names the line.'],
+  TOO_MANY_ROWS: [413, 'A bulk send takes at most 1,000 rows.'],
   // Operator API
   CUSTOMER_NOT_FOUND: [404, 'No such customer (operator API).'],
   API_KEY_NOT_FOUND: [404, 'No such API key for this customer (operator API, dashboard).'],

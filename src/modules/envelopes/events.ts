@@ -12,6 +12,15 @@ export const EVENT_NAMES = {
 export type EventType = keyof typeof EVENT_NAMES;
 
 /**
+ * Webhook events beyond SPEC.md's seven, delivered only to registrations that name them: `"*"` keeps
+ * meaning the seven, so existing receivers get nothing new.
+ */
+export const OPT_IN_EVENT_NAMES = [
+  /** A bulk send ended (completed or cancelled); the body names it and its counts. */
+  'bulk_send.completed',
+] as const;
+
+/**
  * Events the envelope's event list shows beyond the webhook set. SPEC.md fixes the seven webhook
  * events as V1's set, so these are listed on GET /v1/envelopes/{id} and never delivered.
  */

@@ -31,6 +31,14 @@ export function buildRequest(w: Pick<WebhookRow, 'secret' | 'format'>, d: Pick<D
     'x-service-event': d.event,
     'x-service-delivery-id': `dlv_${d.id}`,
   };
+  // An opt-in bulk_send.completed names its bulk send instead of an envelope.
+  if (d.payload.bulkSend) {
+    const at = now.toISOString();
+    const body = JSON.stringify(w.format === 'alt' ? { event: d.event, envelopeId: null, timestamp: at, data: { bulkSend: d.payload.bulkSend } } : { event: d.event, deliveredAt: at, bulkSend: d.payload.bulkSend });
+    const t = Math.floor(now.getTime() / 1000);
+    headers['x-service-signature'] = w.format === 'alt' ? `sha256=${createHmac('sha256', w.secret).update(body).digest('hex')}` : `t=${t},v1=${createHmac('sha256', w.secret).update(`${t}.${body}`).digest('hex')}`;
+    return { body, headers };
+  }
   if (w.format === 'alt') {
     const env = d.payload.envelope as { title?: unknown; status?: unknown; createdAt?: unknown };
     const r = d.payload.recipient as { name?: unknown; email?: unknown; role?: unknown; signedAt?: unknown } | null;

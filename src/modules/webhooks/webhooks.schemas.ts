@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { EVENT_NAMES } from '../envelopes/events.js';
+import { EVENT_NAMES, OPT_IN_EVENT_NAMES } from '../envelopes/events.js';
 
 export const V1_EVENTS = Object.values(EVENT_NAMES);
+/** What a registration may name: the seven, and the opt-in events (never included by "*"). */
+const NAMEABLE_EVENTS: string[] = [...V1_EVENTS, ...OPT_IN_EVENT_NAMES];
 
 export const ZEvents = z
   .array(z.string())
@@ -10,7 +12,7 @@ export const ZEvents = z
   .superRefine((events, ctx) => {
     if (events.includes('*') && events.length > 1) ctx.addIssue({ code: 'custom', message: 'use ["*"] alone, or a list of event names' });
     events.forEach((e, i) => {
-      if (e !== '*' && !(V1_EVENTS as string[]).includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${V1_EVENTS.join(', ')} or "*"` });
+      if (e !== '*' && !NAMEABLE_EVENTS.includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${NAMEABLE_EVENTS.join(', ')} or "*"` });
     });
   })
   .transform((events) => [...new Set(events)]);

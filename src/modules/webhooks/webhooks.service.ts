@@ -203,6 +203,15 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
       return { rows: rows.map(deliveryDto), total };
     },
 
+    /** An opt-in event (OPT_IN_EVENT_NAMES): one delivery per active registration that names it ("*" does not). */
+    async fanOutOptIn(tx: Tx, e: { owner: Owner; event: string; bulkSend: Record<string, unknown> }): Promise<void> {
+      const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes(e.event));
+      if (targets.length === 0) return;
+      const payload = { envelope: {}, recipient: null, occurredAt: new Date().toISOString(), bulkSend: e.bulkSend };
+      const rows = await repo.insertDeliveries(tx, targets.map((w) => ({ webhookId: w.id, event: e.event, envelopeId: null, eventId: null, payload })));
+      await enqueue(tx, rows.map((d) => ({ type: DELIVER_JOB, payload: { deliveryId: d.id }, maxAttempts: 1000 })));
+    },
+
     /** One delivery per active registration subscribed to the event, created with the event. */
     async fanOut(tx: Tx, e: FanOutEvent): Promise<void> {
       const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes('*') || w.events.includes(e.event));
