@@ -9,7 +9,8 @@
  *   BENCH_CREATE_CONNECTIONS  concurrent connections for creates (default 8)
  *   BENCH_DB                  pglite | postgres | both (default: postgres when DATABASE_URL is set, else pglite)
  *   DATABASE_URL              the PostgreSQL server; every server gets a fresh schema, dropped after
- *   BENCH_ONLY                read (or mcp) | create | completion: only those scenarios, no RSS, PDF or webhook runs
+ *   BENCH_ONLY                read (or mcp) | create | completion | bulk: only those scenarios, no RSS, PDF or webhook runs
+ *   BENCH_BULK_ROWS           rows of the bulk-send scenario (default 1000)
  *   BENCH_PROFILE             1: Signet under node --cpu-prof; top functions by self time per scenario group
  *   BENCH_LOG_LEVEL           Signet's LOG_LEVEL for the measured servers (default info, Signet's default)
  *   BENCH_COMPLETIONS         envelopes in the completion scenario (default 20, after 2 unmeasured)
@@ -24,6 +25,7 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { measureCompletion, type CompletionResult } from './completion.js';
+import { measureBulkSend, type BulkResult } from './bulk-send.js';
 import { measureIdleRss } from './idle-rss.js';
 import { measure, measureAmount, measurePaired, type LoadRequest, type Measured, type Row } from './load.js';
 import { mcpServed, statusRequests } from './mcp.js';
@@ -60,9 +62,9 @@ const profiling = process.env.BENCH_PROFILE === '1';
 const databaseUrl = process.env.DATABASE_URL || undefined;
 const kinds = dbKinds(databaseUrl);
 const only = process.env.BENCH_ONLY || undefined;
-if (only !== undefined && !['mcp', 'read', 'create', 'completion'].includes(only)) throw new Error(`BENCH_ONLY must be read, mcp, create, completion or unset, got "${only}"`);
+if (only !== undefined && !['mcp', 'read', 'create', 'completion', 'bulk'].includes(only)) throw new Error(`BENCH_ONLY must be read, mcp, create, completion, bulk or unset, got "${only}"`);
 /** BENCH_ONLY=mcp is the read group (it holds the MCP scenario), as before the groups existed. */
-const runs = (group: 'read' | 'create' | 'completion') => only === undefined || only === group || (only === 'mcp' && group === 'read');
+const runs = (group: 'read' | 'create' | 'completion' | 'bulk') => only === undefined || only === group || (only === 'mcp' && group === 'read');
 
 const rounds = Math.round(positiveNumber('BENCH_ROUNDS', 3));
 const reads = { connections: readConnections, warmup, duration };
@@ -278,6 +280,15 @@ async function main(): Promise<void> {
     }
   }
 
+  const bulk = new Map<DbKind, BulkResult>();
+  if (runs('bulk')) {
+    const bulkRows = Math.round(positiveNumber('BENCH_BULK_ROWS', 1000));
+    for (const kind of kinds) {
+      process.stderr.write(`  bulk send: ${bulkRows} rows of 2 slots, signet serve with its worker on ${DB_LABEL[kind]}\n`);
+      bulk.set(kind, await measureBulkSend(kind, databaseUrl, { rows: bulkRows, logLevel }));
+    }
+  }
+
   const rss: string[] = [];
   const uploads = new Map<DbKind, { line: string; ratio: number }>();
   let big: Uint8Array | undefined;
@@ -316,6 +327,10 @@ async function main(): Promise<void> {
   if (completion.size) {
     console.log(`\nCompletion: last signature sent → GET /v1/envelopes/{id}/status says COMPLETED (10-page PDF, 2 signers, polled every 5 ms, worker on):`);
     for (const [kind, c] of completion) console.log(`  ${DB_LABEL[kind].padEnd(10)} ${c.runs} envelopes: p50 ${c.p50.toFixed(0)} ms, p90 ${c.p90.toFixed(0)} ms, max ${c.max.toFixed(0)} ms`);
+  }
+  if (bulk.size) {
+    console.log('\nBulk send: POST /v1/templates/{id}/bulk-sends → GET /v1/bulk-sends/{id} says COMPLETED (1-page PDF, 2 slots a row, invitations distributed meanwhile):');
+    for (const [kind, b] of bulk) console.log(`  ${DB_LABEL[kind].padEnd(10)} ${b.rows} rows in ${(b.ms / 1000).toFixed(1)} s (${((b.rows * 1000) / b.ms).toFixed(0)} rows/s; ${b.created} created, ${b.failed} failed)`);
   }
   if (only === undefined) {
     console.log(`\nIdle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);

@@ -53,7 +53,14 @@ async function verificationOf(app: TestApp, customer: TestCustomer): Promise<str
   return res.json().verificationId;
 }
 
+async function bulkSendOf(app: TestApp, customer: TestCustomer): Promise<string> {
+  const res = await app.app.inject({ method: 'POST', url: `/v1/templates/${await templateOf(app, customer)}/bulk-sends`, headers: { ...bearer(customer.apiKey), 'idempotency-key': `common-b-${Math.random()}` }, payload: { rows: [mappedSlot()] } });
+  assert.equal(res.statusCode, 202, res.body);
+  return res.json().bulkSendId;
+}
+
 const envelope = { resource: draftOf, notFound: 'ENVELOPE_NOT_FOUND' } as const;
+const bulkSend = { resource: bulkSendOf, notFound: 'BULK_SEND_NOT_FOUND' } as const;
 const webhook = { resource: webhookOf, notFound: 'WEBHOOK_NOT_FOUND' } as const;
 const verification = { resource: verificationOf, notFound: 'VERIFICATION_NOT_FOUND' } as const;
 const template = { resource: templateOf, notFound: 'TEMPLATE_NOT_FOUND' } as const;
@@ -102,6 +109,11 @@ const CASES: RouteCase[] = [
   { method: 'DELETE', url: '/v1/templates/:id/fields/:fid', ...template, params: { fid: '1' } },
   { method: 'POST', url: '/v1/templates/:id/from-template', ...template, body: mappedSlot, billable: true },
   { method: 'POST', url: '/v1/envelopes/from-template', body: async (customer) => ({ templateId: await templateOf(t, customer), ...mappedSlot() }), billable: true },
+  // Bulk sends
+  { method: 'POST', url: '/v1/templates/:id/bulk-sends', ...template, body: () => ({ rows: [mappedSlot()] }), billable: true },
+  { method: 'GET', url: '/v1/bulk-sends' },
+  { method: 'GET', url: '/v1/bulk-sends/:id', ...bulkSend },
+  { method: 'POST', url: '/v1/bulk-sends/:id/cancel', ...bulkSend },
   // Webhooks
   { method: 'POST', url: '/v1/webhooks', body: () => ({ url: 'http://127.0.0.1:9/hook', events: ['envelope.completed'] }) },
   { method: 'GET', url: '/v1/webhooks' },

@@ -63,11 +63,11 @@ describe('the OpenAPI document, as client generators read it', () => {
 
   test('multipart bodies: file parts are binary, the payload part is JSON with its full schema', () => {
     const multipart = operations.filter((o) => o.op.requestBody?.content?.['multipart/form-data']);
-    assert.deepEqual(multipart.map((o) => o.op.operationId).sort(), ['createDraftEnvelope', 'createEnvelope', 'createTemplate', 'setAccountLogo', 'verifyDocument']);
+    assert.deepEqual(multipart.map((o) => o.op.operationId).sort(), ['createBulkSend', 'createDraftEnvelope', 'createEnvelope', 'createTemplate', 'setAccountLogo', 'verifyDocument']);
     for (const { op } of multipart) {
       const media = op.requestBody.content['multipart/form-data'];
       for (const [name, part] of Object.entries(media.schema.properties as Json)) {
-        if (part.format === 'binary') assert.equal(media.encoding[name].contentType, op.operationId === 'setAccountLogo' ? 'image/png, image/jpeg' : 'application/pdf', `${op.operationId} ${name}`);
+        if (part.format === 'binary') assert.equal(media.encoding[name].contentType, op.operationId === 'setAccountLogo' ? 'image/png, image/jpeg' : op.operationId === 'createBulkSend' ? 'text/csv' : 'application/pdf', `${op.operationId} ${name}`);
         else {
           assert.equal(part.type, 'object', `${op.operationId} ${name} is described as an object, not a string`);
           assert.equal(media.encoding[name].contentType, 'application/json', `${op.operationId} ${name}`);

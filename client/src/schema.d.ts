@@ -587,6 +587,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/{id}/bulk-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a template to up to 1,000 recipients or groups at once, one envelope per row (JSON or CSV)
+         * @description Creates one envelope per row from the template, sent at once, in background jobs; answers 202 with the
+         *     bulk send (GET /v1/bulk-sends/{id} shows its progress and each row's envelope id or error).
+         *
+         *     **Rows.** Each row is a from-template body: `recipients` [{id, email, name}] mapping every slot, optional `title`,
+         *     `meta`, `expiresAt`, `storageExpiryDays`, plus `prefill` {"<fieldId>": "value"} for template fields. Up to 1,000
+         *     rows and BULK_SEND_MAX_BYTES (default 2 MiB) of body. Send them as JSON `{"rows": [...]}`, or as CSV: the body
+         *     itself with `Content-Type: text/csv`, or a multipart `file` part. CSV columns (a header line, then one line per
+         *     row; an empty cell is no value): `recipients.<slotId>.email`, `recipients.<slotId>.name`, `title`, `expiresAt`,
+         *     `storageExpiryDays`, `meta.subject`, `meta.message`, `meta.redirectUrl`, `prefill.<fieldId>`.
+         *
+         *     **Checks and money.** Every row is checked up front with from-template's rules; a refused row is listed in
+         *     `refusedRows` (index, code, message), never created and never charged; when every row is refused the answer is
+         *     422 BULK_ROWS_REFUSED with `rows`. The balance must cover every accepted row as one create-and-send (USD 0.10,
+         *     plus USD 0.50 per verificationRequired slot), or 402 before anything is created. Each envelope is charged when it
+         *     is created; a row the balance no longer covers then ends FAILED (INSUFFICIENT_BALANCE), uncharged. Test keys
+         *     make test envelopes (no real email), each counted against the sandbox allowance. One Idempotency-Key covers
+         *     the batch: the same key answers the same bulk send. A registration that names `bulk_send.completed` is told
+         *     when it ends.
+         *
+         *     Requires an Idempotency-Key header.
+         */
+        post: operations["createBulkSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List bulk sends, newest first, with their counts */
+        get: operations["listBulkSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-sends/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk send's status, counts and a page of its rows (each row's envelope id or error)
+         * @description status: QUEUED → RUNNING → COMPLETED, or CANCELLED. Rows are shown by index, 100 at a time by default (rowsLimit up to 1,000, rowsOffset).
+         */
+        get: operations["getBulkSend"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-sends/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a bulk send: rows not created yet are skipped and not charged
+         * @description Envelopes already created are not touched (DELETE /v1/envelopes/{id} cancels one). A cancelled bulk send answers as it is; a completed one is 409 BULK_SEND_ENDED.
+         */
+        post: operations["cancelBulkSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1213,6 +1309,82 @@ export interface components {
             /** @description The recipient's position (1, 2, …), as the page's events name it */
             recipientId: number;
         };
+        BulkSendRefusedRowInput: {
+            index: number;
+            code: string;
+            message: string;
+        };
+        BulkSendRowInput: {
+            /** @description 0-based position of the row in the request (a CSV file: the data line after the header, from 0) */
+            index: number;
+            /** @enum {string} */
+            status: "REFUSED" | "PENDING" | "CLAIMED" | "CREATED" | "FAILED" | "SKIPPED";
+            envelopeId: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+        };
+        BulkSendSummaryInput: {
+            /** Format: uuid */
+            bulkSendId: string;
+            /** Format: uuid */
+            templateId: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "CANCELLED";
+            testMode: boolean;
+            counts: {
+                /** @description Rows received */
+                total: number;
+                /** @description Rows queued (total − refused) */
+                accepted: number;
+                /** @description Rows refused when the request was checked: never created, never charged */
+                refused: number;
+                /** @description Accepted rows not created yet */
+                pending: number;
+                /** @description Envelopes created and sent (each charged as one create-and-send) */
+                created: number;
+                /** @description Rows a rule refused at creation (nothing charged) */
+                failed: number;
+                /** @description Rows not created because the bulk send was cancelled (nothing charged) */
+                skipped: number;
+            };
+            createdAt: string;
+            /** @description When it completed or was cancelled */
+            endedAt: string | null;
+        };
+        BulkSendInput: {
+            /** Format: uuid */
+            bulkSendId: string;
+            /** Format: uuid */
+            templateId: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "CANCELLED";
+            testMode: boolean;
+            counts: {
+                /** @description Rows received */
+                total: number;
+                /** @description Rows queued (total − refused) */
+                accepted: number;
+                /** @description Rows refused when the request was checked: never created, never charged */
+                refused: number;
+                /** @description Accepted rows not created yet */
+                pending: number;
+                /** @description Envelopes created and sent (each charged as one create-and-send) */
+                created: number;
+                /** @description Rows a rule refused at creation (nothing charged) */
+                failed: number;
+                /** @description Rows not created because the bulk send was cancelled (nothing charged) */
+                skipped: number;
+            };
+            createdAt: string;
+            /** @description When it completed or was cancelled */
+            endedAt: string | null;
+            /** @description A page of the rows, by index (rowsLimit/rowsOffset) */
+            rows: components["schemas"]["BulkSendRowInput"][];
+            rowsLimit: number;
+            rowsOffset: number;
+        };
         SealedEnvelopeInput: {
             /** @description The envelope id printed on the certificate page */
             envelopeId: string;
@@ -1682,6 +1854,82 @@ export interface components {
             envelopeId: string;
             /** @description The recipient's position (1, 2, …), as the page's events name it */
             recipientId: number;
+        };
+        BulkSendRefusedRow: {
+            index: number;
+            code: string;
+            message: string;
+        };
+        BulkSendRow: {
+            /** @description 0-based position of the row in the request (a CSV file: the data line after the header, from 0) */
+            index: number;
+            /** @enum {string} */
+            status: "REFUSED" | "PENDING" | "CLAIMED" | "CREATED" | "FAILED" | "SKIPPED";
+            envelopeId: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+        };
+        BulkSendSummary: {
+            /** Format: uuid */
+            bulkSendId: string;
+            /** Format: uuid */
+            templateId: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "CANCELLED";
+            testMode: boolean;
+            counts: {
+                /** @description Rows received */
+                total: number;
+                /** @description Rows queued (total − refused) */
+                accepted: number;
+                /** @description Rows refused when the request was checked: never created, never charged */
+                refused: number;
+                /** @description Accepted rows not created yet */
+                pending: number;
+                /** @description Envelopes created and sent (each charged as one create-and-send) */
+                created: number;
+                /** @description Rows a rule refused at creation (nothing charged) */
+                failed: number;
+                /** @description Rows not created because the bulk send was cancelled (nothing charged) */
+                skipped: number;
+            };
+            createdAt: string;
+            /** @description When it completed or was cancelled */
+            endedAt: string | null;
+        };
+        BulkSend: {
+            /** Format: uuid */
+            bulkSendId: string;
+            /** Format: uuid */
+            templateId: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "CANCELLED";
+            testMode: boolean;
+            counts: {
+                /** @description Rows received */
+                total: number;
+                /** @description Rows queued (total − refused) */
+                accepted: number;
+                /** @description Rows refused when the request was checked: never created, never charged */
+                refused: number;
+                /** @description Accepted rows not created yet */
+                pending: number;
+                /** @description Envelopes created and sent (each charged as one create-and-send) */
+                created: number;
+                /** @description Rows a rule refused at creation (nothing charged) */
+                failed: number;
+                /** @description Rows not created because the bulk send was cancelled (nothing charged) */
+                skipped: number;
+            };
+            createdAt: string;
+            /** @description When it completed or was cancelled */
+            endedAt: string | null;
+            /** @description A page of the rows, by index (rowsLimit/rowsOffset) */
+            rows: components["schemas"]["BulkSendRow"][];
+            rowsLimit: number;
+            rowsOffset: number;
         };
         SealedEnvelope: {
             /** @description The envelope id printed on the certificate page */
@@ -12403,6 +12651,1199 @@ export interface operations {
                         error: string;
                         /** @enum {string} */
                         code: "SERVICE_UNAVAILABLE" | "DOCUMENSO_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createBulkSend: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rows": [
+                 *         {
+                 *           "recipients": [
+                 *             {
+                 *               "id": 1,
+                 *               "email": "ada@example.com",
+                 *               "name": "Ada Lovelace"
+                 *             }
+                 *           ],
+                 *           "meta": {
+                 *             "subject": "Your NDA, Ada"
+                 *           },
+                 *           "prefill": {
+                 *             "2": "Analytical Engines Ltd"
+                 *           }
+                 *         },
+                 *         {
+                 *           "recipients": [
+                 *             {
+                 *               "id": 1,
+                 *               "email": "charles@example.com",
+                 *               "name": "Charles Babbage"
+                 *             }
+                 *           ],
+                 *           "title": "Mutual NDA: Babbage"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    rows: {
+                        /** @description Default: the template's title */
+                        title?: string;
+                        storageExpiryDays?: number;
+                        /** Format: date-time */
+                        expiresAt?: string;
+                        /** @description Every slot of the template exactly once */
+                        recipients: {
+                            /** @description The template slot this person takes */
+                            id: number;
+                            /** Format: email */
+                            email: string;
+                            name: string;
+                        }[];
+                        /** @description Overrides the template's meta key by key */
+                        meta?: {
+                            subject?: string;
+                            message?: string;
+                            /** Format: uri */
+                            redirectUrl?: string;
+                        };
+                        /** @description Values for template fields, by fieldId (as a string): "3": "ACME Ltd". Every key must be a field of the template. */
+                        prefill?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+                /**
+                 * @example recipients.1.email,recipients.1.name,prefill.2
+                 *     ada@example.com,Ada Lovelace,Analytical Engines Ltd
+                 */
+                "text/csv": string;
+                /**
+                 * @example {
+                 *       "file": "<CSV bytes>"
+                 *     }
+                 */
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bulkSendId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "templateId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "status": "QUEUED",
+                     *       "testMode": true,
+                     *       "counts": {
+                     *         "total": 1,
+                     *         "accepted": 1,
+                     *         "refused": 1,
+                     *         "pending": 1,
+                     *         "created": 1,
+                     *         "failed": 1,
+                     *         "skipped": 1
+                     *       },
+                     *       "createdAt": "2026-01-15T10:00:00.000Z",
+                     *       "endedAt": "2026-01-15T10:00:00.000Z",
+                     *       "rows": [
+                     *         {
+                     *           "index": 1,
+                     *           "status": "REFUSED",
+                     *           "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "error": {
+                     *             "code": "string",
+                     *             "message": "Thank you!"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "rowsLimit": 1,
+                     *       "rowsOffset": 1,
+                     *       "refusedRows": [
+                     *         {
+                     *           "index": 1,
+                     *           "code": "string",
+                     *           "message": "Thank you!"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        bulkSendId: string;
+                        /** Format: uuid */
+                        templateId: string;
+                        /** @enum {string} */
+                        status: "QUEUED" | "RUNNING" | "COMPLETED" | "CANCELLED";
+                        testMode: boolean;
+                        counts: {
+                            /** @description Rows received */
+                            total: number;
+                            /** @description Rows queued (total − refused) */
+                            accepted: number;
+                            /** @description Rows refused when the request was checked: never created, never charged */
+                            refused: number;
+                            /** @description Accepted rows not created yet */
+                            pending: number;
+                            /** @description Envelopes created and sent (each charged as one create-and-send) */
+                            created: number;
+                            /** @description Rows a rule refused at creation (nothing charged) */
+                            failed: number;
+                            /** @description Rows not created because the bulk send was cancelled (nothing charged) */
+                            skipped: number;
+                        };
+                        createdAt: string;
+                        /** @description When it completed or was cancelled */
+                        endedAt: string | null;
+                        /** @description A page of the rows, by index (rowsLimit/rowsOffset) */
+                        rows: components["schemas"]["BulkSendRow"][];
+                        rowsLimit: number;
+                        rowsOffset: number;
+                        /** @description Every refused row: never created, never charged */
+                        refusedRows: components["schemas"]["BulkSendRefusedRow"][];
+                    };
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     INVALID_TEMPLATE_ID: The template id is not a UUID.
+             *     INVALID_CSV: The CSV body is malformed (an unclosed quote, a row with more cells than the header, an unknown or repeated column); details names the line.
+             *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
+             *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_CSV" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description INSUFFICIENT_BALANCE: The balance is below the price of the call; top up at topUpUrl.
+             *     SANDBOX_LIMIT_REACHED: The free test-mode allowance (sandboxLimit) is used up.
+             */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The balance is below the price of the call; top up at topUpUrl.",
+                     *       "code": "INSUFFICIENT_BALANCE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_BALANCE" | "SANDBOX_LIMIT_REACHED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description TEMPLATE_NOT_FOUND: No such template owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such template owned by the caller.",
+                     *       "code": "TEMPLATE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "TEMPLATE_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).
+             *     TOO_MANY_ROWS: A bulk send takes at most 1,000 rows.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE" | "TOO_MANY_ROWS";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listBulkSends: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100, default 20 */
+                limit?: number;
+                /** @description Items to skip, default 0 */
+                offset?: number;
+                /** @description Alt paging: page number, default 1 */
+                page?: number;
+                /** @description Alt paging: page size, max 100, default 20 */
+                perPage?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "bulkSendId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "templateId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "status": "QUEUED",
+                     *           "testMode": true,
+                     *           "counts": {
+                     *             "total": 1,
+                     *             "accepted": 1,
+                     *             "refused": 1,
+                     *             "pending": 1,
+                     *             "created": 1,
+                     *             "failed": 1,
+                     *             "skipped": 1
+                     *           },
+                     *           "createdAt": "2026-01-15T10:00:00.000Z",
+                     *           "endedAt": "2026-01-15T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 1,
+                     *       "limit": 1,
+                     *       "offset": 1
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BulkSendSummary"][];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    } | {
+                        data: components["schemas"]["BulkSendSummary"][];
+                        total: number;
+                        page: number;
+                        perPage: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getBulkSend: {
+        parameters: {
+            query?: {
+                /** @description Rows shown, 0..1000, default 100 */
+                rowsLimit?: number;
+                /** @description Rows skipped, default 0 */
+                rowsOffset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bulkSendId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "templateId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "status": "QUEUED",
+                     *       "testMode": true,
+                     *       "counts": {
+                     *         "total": 1,
+                     *         "accepted": 1,
+                     *         "refused": 1,
+                     *         "pending": 1,
+                     *         "created": 1,
+                     *         "failed": 1,
+                     *         "skipped": 1
+                     *       },
+                     *       "createdAt": "2026-01-15T10:00:00.000Z",
+                     *       "endedAt": "2026-01-15T10:00:00.000Z",
+                     *       "rows": [
+                     *         {
+                     *           "index": 1,
+                     *           "status": "REFUSED",
+                     *           "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "error": {
+                     *             "code": "string",
+                     *             "message": "Thank you!"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "rowsLimit": 1,
+                     *       "rowsOffset": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkSend"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description BULK_SEND_NOT_FOUND: No such bulk send owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such bulk send owned by the caller.",
+                     *       "code": "BULK_SEND_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "BULK_SEND_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    cancelBulkSend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bulkSendId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "templateId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "status": "QUEUED",
+                     *       "testMode": true,
+                     *       "counts": {
+                     *         "total": 1,
+                     *         "accepted": 1,
+                     *         "refused": 1,
+                     *         "pending": 1,
+                     *         "created": 1,
+                     *         "failed": 1,
+                     *         "skipped": 1
+                     *       },
+                     *       "createdAt": "2026-01-15T10:00:00.000Z",
+                     *       "endedAt": "2026-01-15T10:00:00.000Z",
+                     *       "rows": [
+                     *         {
+                     *           "index": 1,
+                     *           "status": "REFUSED",
+                     *           "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "error": {
+                     *             "code": "string",
+                     *             "message": "Thank you!"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "rowsLimit": 1,
+                     *       "rowsOffset": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkSend"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Idempotency-Key header is empty or longer than 255 characters.",
+                     *       "code": "IDEMPOTENCY_KEY_INVALID",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description BULK_SEND_NOT_FOUND: No such bulk send owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such bulk send owned by the caller.",
+                     *       "code": "BULK_SEND_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "BULK_SEND_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     BULK_SEND_ENDED: The bulk send has completed: there is nothing left to cancel.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "BULK_SEND_ENDED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                         requestId?: string;
                         details?: {
                             path: string;

@@ -20,5 +20,11 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },
   updateWebhook: { active: false },
   sendEnvelope: { meta: { subject: 'Please sign the NDA' } },
+  createBulkSend: {
+    rows: [
+      { recipients: [{ id: 1, email: 'ada@example.com', name: 'Ada Lovelace' }], meta: { subject: 'Your NDA, Ada' }, prefill: { '2': 'Analytical Engines Ltd' } },
+      { recipients: [{ id: 1, email: 'charles@example.com', name: 'Charles Babbage' }], title: 'Mutual NDA: Babbage' },
+    ],
+  },
   verifyAuthSignature: { walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', nonce: 'a1b2c3d4e5f6a7b8', signature: '0x…' },
 };

@@ -23,7 +23,15 @@ export function polishOpenApi<T extends Json>(doc: T): T {
       const op = item[method];
       if (!op) continue;
       for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
-        if (type === 'multipart/form-data' && media.schema) describeParts(media, resolve);
+        // A CSV body is its text; the same route's multipart form then carries it as a `file` part.
+        if (type === 'text/csv') {
+          op.requestBody!.content![type] = { schema: { type: 'string', contentMediaType: 'text/csv' }, example: 'recipients.1.email,recipients.1.name,prefill.2\nada@example.com,Ada Lovelace,Analytical Engines Ltd\n' };
+          if (op.requestBody!.content!['multipart/form-data']) {
+            op.requestBody!.content!['multipart/form-data'] = { schema: { type: 'object', required: ['file'], properties: { file: { ...BINARY, contentMediaType: 'text/csv' } } }, encoding: { file: { contentType: 'text/csv' } }, example: { file: '<CSV bytes>' } };
+          }
+          continue;
+        }
+        if (type === 'multipart/form-data' && media.schema && media.encoding === undefined) describeParts(media, resolve);
         // A raw upload is the bytes themselves, not the multipart form's object.
         if (type === 'application/pdf') {
           op.requestBody!.content![type] = { schema: { ...BINARY, contentMediaType: 'application/pdf' } };

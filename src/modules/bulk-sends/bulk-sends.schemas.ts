@@ -19,7 +19,7 @@ export type TBulkRow = z.infer<typeof ZBulkRow>;
 
 /** The JSON body. Rows are checked one by one (a bad row is refused, not the batch): here only the list's shape. */
 export const ZBulkSendBody = z.object({
-  rows: z.array(z.unknown()).min(1).describe('1..1,000 rows, each the shape of BulkSendRow; a CSV file instead: see the description'),
+  rows: z.array(z.looseObject({})).min(1).describe('1..1,000 rows, each an object of the shape of BulkSendRow (its content is checked row by row); a CSV file instead: see the description'),
 });
 
 export const ZBulkSendIdParam = z.object({ id: z.string() });
