@@ -79,7 +79,7 @@ describe('create and progress', () => {
     const env = (await t.app.inject({ url: `/v1/envelopes/${first.envelopeId}`, headers: bearer(customer.apiKey) })).json();
     assert.equal(env.title, 'Row one');
     assert.ok(['PENDING', 'SENT'].includes(env.status), env.status);
-    assert.equal(env.recipients[0].email, rows[0].recipients[0].email);
+    assert.equal(env.recipients[0].email, (rows[0].recipients as { email: string }[])[0].email);
     assert.deepEqual((byIndex.get(1) as { error: unknown }).error, { code: 'INVALID_TEMPLATE_RECIPIENT_ID', message: created.refusedRows[0].message });
     assert.equal(await debits(customer.id), 2, 'one create-and-send per created row');
     assert.equal(await envelopeCount(customer.id), 2);
