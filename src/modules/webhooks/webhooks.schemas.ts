@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { EVENT_NAMES } from '../envelopes/events.js';
+import { EVENT_NAMES, OPT_IN_EVENTS } from '../envelopes/events.js';
 
 export const V1_EVENTS = Object.values(EVENT_NAMES);
+/** What a registration may name: SPEC's seven, and the opt-in events, which "*" does not include. */
+const KNOWN_EVENTS: string[] = [...V1_EVENTS, ...OPT_IN_EVENTS];
 
 export const ZEvents = z
   .array(z.string())
@@ -10,7 +12,7 @@ export const ZEvents = z
   .superRefine((events, ctx) => {
     if (events.includes('*') && events.length > 1) ctx.addIssue({ code: 'custom', message: 'use ["*"] alone, or a list of event names' });
     events.forEach((e, i) => {
-      if (e !== '*' && !(V1_EVENTS as string[]).includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${V1_EVENTS.join(', ')} or "*"` });
+      if (e !== '*' && !KNOWN_EVENTS.includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${KNOWN_EVENTS.join(', ')} or "*" (SPEC's seven; opt-in events must be named)` });
     });
   })
   .transform((events) => [...new Set(events)]);
