@@ -268,7 +268,7 @@ describe('automatic reminders', () => {
     }
   });
 
-  test('an engine without automatic reminders (documenso) refuses them by name, and applies no default', () => {
+  test('an engine without automatic reminders (documenso) refuses them by name, and applies no default', { skip: onPostgres && 'opens no database: runs on PGlite' }, () => {
     const documenso = {};
     assert.throws(
       () => reminderSettings({ reminders: { firstAfterDays: 1, everyDays: 1, max: 1 } }, undefined, documenso),

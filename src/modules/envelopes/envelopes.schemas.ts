@@ -178,8 +178,8 @@ export const ZRecipientStatus = z
   .meta({ id: 'RecipientStatus' });
 
 export const ZEvent = z.object({
-  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event)'),
-  event: z.string().describe('The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks'),
+  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it)'),
+  event: z.string().describe('The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED'),
   recipientEmail: z.string().nullable(),
   occurredAt: z.string(),
 });

@@ -15,7 +15,8 @@ export const ZEvents = z
       if (e !== '*' && !KNOWN_EVENTS.includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${KNOWN_EVENTS.join(', ')} or "*" (SPEC's seven; opt-in events must be named)` });
     });
   })
-  .transform((events) => [...new Set(events)]);
+  .transform((events) => [...new Set(events)])
+  .describe('Event names, or ["*"] for SPEC\'s seven (envelope.sent … envelope.cancelled). Opt-in events are delivered only when named: envelope.reminder_sent (an automatic reminder or expiry warning was emailed; the body adds reminder: {kind: reminder | expiry_warning, recipientEmail, recipientName})');
 
 export const ZCreateWebhook = z.object({
   url: z.string().min(1).max(2048),
