@@ -55,7 +55,7 @@ import { createRefundsService } from './modules/billing/refunds.service.js';
 import { createWalletRefundsRepo } from './modules/billing/wallet-refunds.repo.js';
 import { createEnvelopeSync } from './modules/envelopes/envelope-sync.js';
 import { createSenderNotices, senderNoticeJob } from './modules/envelopes/sender-notices.js';
-import { distributeJob, envelopePeriodicTasks, remoteSweepJobs } from './modules/envelopes/envelopes.jobs.js';
+import { createEnvelopeReminders, distributeJob, envelopePeriodicTasks, remoteSweepJobs } from './modules/envelopes/envelopes.jobs.js';
 import { createEnvelopesRepo } from './modules/envelopes/envelopes.repo.js';
 import { createEnvelopesService } from './modules/envelopes/envelopes.service.js';
 import { createEnvelopeEditing } from './container-editor.js';
@@ -230,6 +230,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     envelopeExpiryDays: config.envelopeExpiryDays,
     storageExpiryDays: config.storageExpiryDays,
   });
+  const reminders = createEnvelopeReminders({ repo: envelopesRepo, engine, sync, audit, publish: (tx, e) => webhooks.fanOut(tx, e), defaultLocaleOf: async (tx, id) => (await repos.accounts.findCustomer(tx, id))?.defaultLocale ?? null });
   // Templates: Signet's own PDFs and fields; an envelope made from one is planned and created by the envelope service.
   const templatesRepo = createTemplatesRepo();
   const templates = createTemplatesService({ repo: templatesRepo, storage, audit, prepareDocument: prepare, envelopes });
@@ -340,7 +341,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       ...(remote?.jobs ?? []), ...storeMaintenance(database).jobs, ...bulk.jobs,
       ...(overrides.jobs ?? []),
     ],
-    periodic: [...archive.periodic, idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...storeMaintenance(database).periodic, ...(overrides.periodic ?? [])],
+    periodic: [...archive.periodic, idempotencyPurgeTask(repos.idempotency), ...envelopePeriodicTasks({ envelopes }), ...reminders.periodic, blobSweepTask(), ...authPeriodicTasks({ auth }), ...verificationPeriodicTasks({ verifications }), ...signInPeriodicTasks({ signIn: dashboard.signIn }), ...topUpPeriodicTasks({ topUps }), ...(x402 ? x402PeriodicTasks({ x402: x402.service }) : []), ...(remote?.periodic ?? []), ...storeMaintenance(database).periodic, ...(overrides.periodic ?? [])],
     // Every dead job alerts (an invalid payload under its own kind); POST /ops/jobs/{id}/retry queues it again.
     onDeadJob: (tx, job, reason, cause) =>
       audit.alert(tx, { kind: cause === 'invalid_payload' ? 'job_invalid_payload' : 'job_dead', message: `Job ${job.id} (${job.type}) ended dead: ${reason}`, resourceType: 'job', resourceId: String(job.id), data: { cause, jobType: job.type } }),
@@ -371,6 +372,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     /** For /health: which engine, and Documenso's circuit; for the Documenso webhook: its secret and the sync. */
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
+    reminders,
     ...createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock }),
     templates, bulkSends: bulk.service,
     refunds,

@@ -70,7 +70,7 @@ export const ERROR_CODES = {
   DELETE_FAILED: [502, 'The signing engine refused the field delete.'],
   SEND_FAILED: [502, 'The send failed at the signing engine.'],
   ENVELOPE_NOT_DRAFT: [409, 'Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.'],
-  NOT_SUPPORTED_BY_ENGINE: [400, "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself)."],
+  NOT_SUPPORTED_BY_ENGINE: [400, "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders)."],
   // Recipient signing (/sign/{token})
   SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
   PREPARE_LINK_INVALID: [404, 'The prepare link is unknown, expired, or its envelope is no longer a draft.'],

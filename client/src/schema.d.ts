@@ -138,7 +138,7 @@ export interface paths {
         head?: never;
         /**
          * Change the account's settings: the display name recipients see, where the sender's notices go and whether they are sent, and the consent text recipients agree to
-         * @description Only the fields given change; null resets notificationEmail and consentText to their defaults. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.
+         * @description Only the fields given change; null resets notificationEmail and consentText to their defaults, and turns off the default reminders and expiry warning (`reminders`, `expiryWarningDays`: applied to envelopes created afterwards without their own). Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -223,7 +223,7 @@ export interface paths {
         put?: never;
         /**
          * Create an envelope from a PDF and its recipients, and send it (or keep it as a draft with draft: true)
-         * @description multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only. With draft: true it is a free DRAFT (an x402 payer pays X402_MIN_PRICE, and its 402 quotes that once the body is read).
+         * @description multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only. With draft: true it is a free DRAFT (an x402 payer pays X402_MIN_PRICE, and its 402 quotes that once the body is read). `reminders` ({firstAfterDays, everyDays, max}) and `expiryWarningDays` schedule automatic reminder and expiry-warning emails to whoever must still act (absent: the account's defaults; null: none); each one sent is listed as RECIPIENT_REMINDED or RECIPIENT_EXPIRY_WARNED and delivered as envelope.reminder_sent to webhooks that name it (docs/reminders.md).
          *
          *     Billable: USD 0.10 per call.
          *
@@ -949,6 +949,80 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
+        /** @description Automatic reminders by email to each recipient whose turn it is and who has not signed, approved or declined; none once the envelope ends, and none with delivery "embedded" */
+        RemindersInput: {
+            /** @description Days after the invitation (or a manual resend) before the first reminder, 1-60 */
+            firstAfterDays: number;
+            /** @description Days between reminders after the first, 1-60 */
+            everyDays: number;
+            /** @description Reminders per recipient at most, 0-10 (0: none) */
+            max: number;
+        };
+        FieldInput: {
+            fieldId: number;
+            id: string;
+            /** @enum {string} */
+            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
+            recipientEmail: string;
+            page: number;
+            positionX: number;
+            positionXPercent: number;
+            positionY: number;
+            positionYPercent: number;
+            width: number;
+            widthPercent: number;
+            height: number;
+            heightPercent: number;
+        };
+        RecipientStatusInput: {
+            email: string;
+            name: string;
+            /** @enum {string} */
+            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
+            signingOrder: number | null;
+            signingUrl: string;
+            /** @description NOT_SIGNED | SIGNED | REJECTED */
+            signingStatus: string;
+            /** @description NOT_OPENED | OPENED */
+            readStatus: string;
+            /** @description NOT_SENT | SENT */
+            sendStatus: string;
+            /** @description Alt: PENDING | SIGNED | REJECTED */
+            status: string;
+            signedAt: string | null;
+            viewedAt: string | null;
+            rejectedAt: string | null;
+            rejectionReason: string | null;
+            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
+            verificationRequired: boolean;
+            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
+            verificationId: string | null;
+        };
+        EnvelopeInput: {
+            /** Format: uuid */
+            envelopeId: string;
+            engineEnvelopeId: string;
+            engineNumericId: string | null;
+            /** @enum {string} */
+            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
+            title: string | null;
+            recipients: components["schemas"]["RecipientStatusInput"][];
+            fields: components["schemas"]["FieldInput"][];
+            detectedFromPlaceholders: boolean;
+            expiresAt: string;
+            storageExpiresAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+            completedAt: string | null;
+            events?: {
+                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it) */
+                eventType: string;
+                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED */
+                event: string;
+                recipientEmail: string | null;
+                occurredAt: string;
+            }[];
+        };
         AccountSettingsPatchInput: {
             /** @description The name recipients see as the sender, 1-100 characters after trimming */
             displayName?: string;
@@ -962,6 +1036,10 @@ export interface components {
             allowedOrigins?: string[];
             /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
             brandColor?: string | null;
+            /** @description The default automatic reminders of new envelopes, e.g. {"firstAfterDays": 3, "everyDays": 2, "max": 3}; null: none. Envelopes already sent keep theirs */
+            reminders?: components["schemas"]["RemindersInput"] | null;
+            /** @description The default expiry warning of new envelopes; null: none */
+            expiryWarningDays?: number | null;
         };
         AccountInput: {
             /** Format: uuid */
@@ -1007,6 +1085,10 @@ export interface components {
             logoUrl: string | null;
             /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
             brandColor: string | null;
+            /** @description Automatic reminders of envelopes created without `reminders` of their own; null: none */
+            reminders: components["schemas"]["RemindersInput"] | null;
+            /** @description Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning */
+            expiryWarningDays: number | null;
         };
         UsageEntryInput: {
             /** Format: uuid */
@@ -1085,71 +1167,6 @@ export interface components {
         ProductEnrollmentListInput: {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollmentInput"][];
-        };
-        FieldInput: {
-            fieldId: number;
-            id: string;
-            /** @enum {string} */
-            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
-            recipientEmail: string;
-            page: number;
-            positionX: number;
-            positionXPercent: number;
-            positionY: number;
-            positionYPercent: number;
-            width: number;
-            widthPercent: number;
-            height: number;
-            heightPercent: number;
-        };
-        RecipientStatusInput: {
-            email: string;
-            name: string;
-            /** @enum {string} */
-            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
-            signingOrder: number | null;
-            signingUrl: string;
-            /** @description NOT_SIGNED | SIGNED | REJECTED */
-            signingStatus: string;
-            /** @description NOT_OPENED | OPENED */
-            readStatus: string;
-            /** @description NOT_SENT | SENT */
-            sendStatus: string;
-            /** @description Alt: PENDING | SIGNED | REJECTED */
-            status: string;
-            signedAt: string | null;
-            viewedAt: string | null;
-            rejectedAt: string | null;
-            rejectionReason: string | null;
-            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
-            verificationRequired: boolean;
-            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
-            verificationId: string | null;
-        };
-        EnvelopeInput: {
-            /** Format: uuid */
-            envelopeId: string;
-            engineEnvelopeId: string;
-            engineNumericId: string | null;
-            /** @enum {string} */
-            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
-            title: string | null;
-            recipients: components["schemas"]["RecipientStatusInput"][];
-            fields: components["schemas"]["FieldInput"][];
-            detectedFromPlaceholders: boolean;
-            expiresAt: string;
-            storageExpiresAt: string | null;
-            createdAt: string;
-            updatedAt: string;
-            completedAt: string | null;
-            events?: {
-                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event) */
-                eventType: string;
-                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks */
-                event: string;
-                recipientEmail: string | null;
-                occurredAt: string;
-            }[];
         };
         WebhookInput: {
             /** Format: uuid */
@@ -1495,6 +1512,80 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
+        /** @description Automatic reminders by email to each recipient whose turn it is and who has not signed, approved or declined; none once the envelope ends, and none with delivery "embedded" */
+        Reminders: {
+            /** @description Days after the invitation (or a manual resend) before the first reminder, 1-60 */
+            firstAfterDays: number;
+            /** @description Days between reminders after the first, 1-60 */
+            everyDays: number;
+            /** @description Reminders per recipient at most, 0-10 (0: none) */
+            max: number;
+        };
+        Field: {
+            fieldId: number;
+            id: string;
+            /** @enum {string} */
+            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
+            recipientEmail: string;
+            page: number;
+            positionX: number;
+            positionXPercent: number;
+            positionY: number;
+            positionYPercent: number;
+            width: number;
+            widthPercent: number;
+            height: number;
+            heightPercent: number;
+        };
+        RecipientStatus: {
+            email: string;
+            name: string;
+            /** @enum {string} */
+            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
+            signingOrder: number | null;
+            signingUrl: string;
+            /** @description NOT_SIGNED | SIGNED | REJECTED */
+            signingStatus: string;
+            /** @description NOT_OPENED | OPENED */
+            readStatus: string;
+            /** @description NOT_SENT | SENT */
+            sendStatus: string;
+            /** @description Alt: PENDING | SIGNED | REJECTED */
+            status: string;
+            signedAt: string | null;
+            viewedAt: string | null;
+            rejectedAt: string | null;
+            rejectionReason: string | null;
+            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
+            verificationRequired: boolean;
+            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
+            verificationId: string | null;
+        };
+        Envelope: {
+            /** Format: uuid */
+            envelopeId: string;
+            engineEnvelopeId: string;
+            engineNumericId: string | null;
+            /** @enum {string} */
+            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
+            title: string | null;
+            recipients: components["schemas"]["RecipientStatus"][];
+            fields: components["schemas"]["Field"][];
+            detectedFromPlaceholders: boolean;
+            expiresAt: string;
+            storageExpiresAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+            completedAt: string | null;
+            events?: {
+                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it) */
+                eventType: string;
+                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED */
+                event: string;
+                recipientEmail: string | null;
+                occurredAt: string;
+            }[];
+        };
         AccountSettingsPatch: {
             /** @description The name recipients see as the sender, 1-100 characters after trimming */
             displayName?: string;
@@ -1508,6 +1599,10 @@ export interface components {
             allowedOrigins?: unknown;
             /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
             brandColor?: string | null;
+            /** @description The default automatic reminders of new envelopes, e.g. {"firstAfterDays": 3, "everyDays": 2, "max": 3}; null: none. Envelopes already sent keep theirs */
+            reminders?: components["schemas"]["Reminders"] | null;
+            /** @description The default expiry warning of new envelopes; null: none */
+            expiryWarningDays?: number | null;
         };
         Account: {
             /** Format: uuid */
@@ -1553,6 +1648,10 @@ export interface components {
             logoUrl: string | null;
             /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
             brandColor: string | null;
+            /** @description Automatic reminders of envelopes created without `reminders` of their own; null: none */
+            reminders: components["schemas"]["Reminders"] | null;
+            /** @description Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning */
+            expiryWarningDays: number | null;
         };
         UsageEntry: {
             /** Format: uuid */
@@ -1631,71 +1730,6 @@ export interface components {
         ProductEnrollmentList: {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollment"][];
-        };
-        Field: {
-            fieldId: number;
-            id: string;
-            /** @enum {string} */
-            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
-            recipientEmail: string;
-            page: number;
-            positionX: number;
-            positionXPercent: number;
-            positionY: number;
-            positionYPercent: number;
-            width: number;
-            widthPercent: number;
-            height: number;
-            heightPercent: number;
-        };
-        RecipientStatus: {
-            email: string;
-            name: string;
-            /** @enum {string} */
-            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
-            signingOrder: number | null;
-            signingUrl: string;
-            /** @description NOT_SIGNED | SIGNED | REJECTED */
-            signingStatus: string;
-            /** @description NOT_OPENED | OPENED */
-            readStatus: string;
-            /** @description NOT_SENT | SENT */
-            sendStatus: string;
-            /** @description Alt: PENDING | SIGNED | REJECTED */
-            status: string;
-            signedAt: string | null;
-            viewedAt: string | null;
-            rejectedAt: string | null;
-            rejectionReason: string | null;
-            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
-            verificationRequired: boolean;
-            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
-            verificationId: string | null;
-        };
-        Envelope: {
-            /** Format: uuid */
-            envelopeId: string;
-            engineEnvelopeId: string;
-            engineNumericId: string | null;
-            /** @enum {string} */
-            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
-            title: string | null;
-            recipients: components["schemas"]["RecipientStatus"][];
-            fields: components["schemas"]["Field"][];
-            detectedFromPlaceholders: boolean;
-            expiresAt: string;
-            storageExpiresAt: string | null;
-            createdAt: string;
-            updatedAt: string;
-            completedAt: string | null;
-            events?: {
-                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event) */
-                eventType: string;
-                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks */
-                event: string;
-                recipientEmail: string | null;
-                occurredAt: string;
-            }[];
         };
         Webhook: {
             /** Format: uuid */
@@ -2669,7 +2703,13 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "reminders": {
+                     *         "firstAfterDays": 1,
+                     *         "everyDays": 1,
+                     *         "max": 1
+                     *       },
+                     *       "expiryWarningDays": 1
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -2998,7 +3038,13 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "reminders": {
+                     *         "firstAfterDays": 1,
+                     *         "everyDays": 1,
+                     *         "max": 1
+                     *       },
+                     *       "expiryWarningDays": 1
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3268,7 +3314,13 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "reminders": {
+                     *         "firstAfterDays": 1,
+                     *         "everyDays": 1,
+                     *         "max": 1
+                     *       },
+                     *       "expiryWarningDays": 1
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3401,7 +3453,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "displayName": "Analytical Engines Ltd"
+                 *       "displayName": "Analytical Engines Ltd",
+                 *       "reminders": {
+                 *         "firstAfterDays": 3,
+                 *         "everyDays": 2,
+                 *         "max": 3
+                 *       },
+                 *       "expiryWarningDays": 2
                  *     }
                  */
                 "application/json": components["schemas"]["AccountSettingsPatchInput"];
@@ -3439,7 +3497,13 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "reminders": {
+                     *         "firstAfterDays": 1,
+                     *         "everyDays": 1,
+                     *         "max": 1
+                     *       },
+                     *       "expiryWarningDays": 1
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -4853,7 +4917,13 @@ export interface operations {
                  *         ],
                  *         "meta": {
                  *           "subject": "Please sign the NDA"
-                 *         }
+                 *         },
+                 *         "reminders": {
+                 *           "firstAfterDays": 3,
+                 *           "everyDays": 2,
+                 *           "max": 3
+                 *         },
+                 *         "expiryWarningDays": 2
                  *       }
                  *     }
                  */
@@ -4926,6 +4996,10 @@ export interface operations {
                          */
                         delivery?: "email" | "embedded";
                         draft?: boolean;
+                        /** @description Automatic reminders (see Reminders); null: none; absent: the account's default (PATCH /v1/account). Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE) */
+                        reminders?: components["schemas"]["RemindersInput"] | null;
+                        /** @description Days before expiresAt to warn whoever must still act, once; null: no warning; absent: the account's default. Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE) */
+                        expiryWarningDays?: number | null;
                     };
                 };
             };
@@ -5009,6 +5083,7 @@ export interface operations {
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
              *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -5025,7 +5100,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -5414,6 +5489,10 @@ export interface operations {
                          */
                         delivery?: "email" | "embedded";
                         draft?: boolean;
+                        /** @description Automatic reminders (see Reminders); null: none; absent: the account's default (PATCH /v1/account). Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE) */
+                        reminders?: components["schemas"]["RemindersInput"] | null;
+                        /** @description Days before expiresAt to warn whoever must still act, once; null: no warning; absent: the account's default. Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE) */
+                        expiryWarningDays?: number | null;
                     };
                 };
             };
@@ -5493,6 +5572,7 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     INVALID_PDF: The file is not a PDF, is damaged beyond repair, or is encrypted.
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -5509,7 +5589,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -6269,6 +6349,7 @@ export interface operations {
             /**
              * @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     CANNOT_DELETE_COMPLETED: DELETE on a COMPLETED envelope.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -6285,7 +6366,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_INVALID" | "CANNOT_DELETE_COMPLETED";
+                        code: "IDEMPOTENCY_KEY_INVALID" | "CANNOT_DELETE_COMPLETED" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -6550,6 +6631,33 @@ export interface operations {
                     };
                 };
             };
+            /** @description NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).",
+                     *       "code": "NOT_SUPPORTED_BY_ENGINE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "NOT_SUPPORTED_BY_ENGINE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /**
              * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
              *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
@@ -6765,6 +6873,7 @@ export interface operations {
              *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
              *     ALREADY_COMPLETED: Send on an envelope that is not a DRAFT any more (400, like ENVELOPE_ALREADY_COMPLETE).
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -6781,7 +6890,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE" | "ALREADY_COMPLETED" | "ENVELOPE_CANCELLED";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE" | "ALREADY_COMPLETED" | "ENVELOPE_CANCELLED" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -7147,6 +7256,7 @@ export interface operations {
              *     ENVELOPE_ALREADY_COMPLETE: Resend on a COMPLETED envelope.
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
              *     ALL_SIGNED: Resend when every recipient has signed.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -7163,7 +7273,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_INVALID" | "ENVELOPE_ALREADY_COMPLETE" | "ENVELOPE_CANCELLED" | "ALL_SIGNED";
+                        code: "IDEMPOTENCY_KEY_INVALID" | "ENVELOPE_ALREADY_COMPLETE" | "ENVELOPE_CANCELLED" | "ALL_SIGNED" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -7429,7 +7539,7 @@ export interface operations {
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     ENVELOPE_ALREADY_COMPLETE: Resend on a COMPLETED envelope.
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -7683,6 +7793,7 @@ export interface operations {
             /**
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     ENVELOPE_NOT_COMPLETE: Download of the signed PDF before COMPLETED.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -7699,7 +7810,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "ENVELOPE_NOT_COMPLETE";
+                        code: "VALIDATION_ERROR" | "ENVELOPE_NOT_COMPLETE" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -7995,6 +8106,7 @@ export interface operations {
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -8011,7 +8123,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -8350,6 +8462,7 @@ export interface operations {
             /**
              * @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     INVALID_FIELD_ID: The field id is not a valid identifier.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -8366,7 +8479,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_INVALID" | "INVALID_FIELD_ID";
+                        code: "IDEMPOTENCY_KEY_INVALID" | "INVALID_FIELD_ID" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -8671,7 +8784,7 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     INVALID_FIELD_ID: The field id is not a valid identifier.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -11832,6 +11945,10 @@ export interface operations {
                         /** Format: uri */
                         redirectUrl?: string;
                     };
+                    /** @description Automatic reminders (see Reminders); null: none; absent: the account's default */
+                    reminders?: components["schemas"]["RemindersInput"] | null;
+                    /** @description Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default */
+                    expiryWarningDays?: number | null;
                 };
             };
         };
@@ -11911,6 +12028,7 @@ export interface operations {
              *     INVALID_TEMPLATE_ID: The template id is not a UUID.
              *     INVALID_TEMPLATE_RECIPIENT_ID: A recipient id does not name a slot of the template.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -11927,7 +12045,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -12272,6 +12390,10 @@ export interface operations {
                         /** Format: uri */
                         redirectUrl?: string;
                     };
+                    /** @description Automatic reminders (see Reminders); null: none; absent: the account's default */
+                    reminders?: components["schemas"]["RemindersInput"] | null;
+                    /** @description Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default */
+                    expiryWarningDays?: number | null;
                     templateId: string;
                 };
             };
@@ -12352,6 +12474,7 @@ export interface operations {
              *     INVALID_TEMPLATE_ID: The template id is not a UUID.
              *     INVALID_TEMPLATE_RECIPIENT_ID: A recipient id does not name a slot of the template.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {
@@ -12368,7 +12491,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -12730,6 +12853,10 @@ export interface operations {
                             /** Format: uri */
                             redirectUrl?: string;
                         };
+                        /** @description Automatic reminders (see Reminders); null: none; absent: the account's default */
+                        reminders?: components["schemas"]["RemindersInput"] | null;
+                        /** @description Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default */
+                        expiryWarningDays?: number | null;
                         /** @description Values for template fields, by fieldId (as a string): "3": "ACME Ltd". Every key must be a field of the template. */
                         prefill?: {
                             [key: string]: string;
@@ -14074,12 +14201,14 @@ export interface operations {
                  *       "url": "https://example.com/hooks/signet",
                  *       "events": [
                  *         "envelope.completed",
-                 *         "envelope.rejected"
+                 *         "envelope.rejected",
+                 *         "envelope.reminder_sent"
                  *       ]
                  *     }
                  */
                 "application/json": {
                     url: string;
+                    /** @description Event names, or ["*"] for SPEC's seven (envelope.sent … envelope.cancelled). Opt-in events are delivered only when named: envelope.reminder_sent (an automatic reminder or expiry warning was emailed; the body adds reminder: {kind: reminder | expiry_warning, recipientEmail, recipientName}) */
                     events: string[];
                     description?: string | null;
                     secret?: string;
@@ -14588,6 +14717,7 @@ export interface operations {
                  */
                 "application/json": {
                     url?: string;
+                    /** @description Event names, or ["*"] for SPEC's seven (envelope.sent … envelope.cancelled). Opt-in events are delivered only when named: envelope.reminder_sent (an automatic reminder or expiry warning was emailed; the body adds reminder: {kind: reminder | expiry_warning, recipientEmail, recipientName}) */
                     events?: string[];
                     description?: string | null;
                     active?: boolean;
@@ -17455,7 +17585,7 @@ export interface operations {
             /**
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
              */
             400: {
                 headers: {

@@ -9,6 +9,12 @@ export const TERMINAL_STATUSES: readonly EnvelopeStatus[] = ['COMPLETED', 'REJEC
 export const ROLES = ['SIGNER', 'APPROVER', 'VIEWER', 'CC', 'ASSISTANT'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** Automatic reminders: the first `firstAfterDays` after the invitation, then every `everyDays`, `max` in all. */
+export type ReminderSchedule = { firstAfterDays: number; everyDays: number; max: number };
+
+/** An automatic reminder or expiry warning an engine emailed (and recorded in its own trail). */
+export type SentReminder = { engineRecipientId: string; email: string; name: string; kind: 'reminder' | 'expiry_warning' };
+
 export type EngineMeta = { subject?: string; message?: string; redirectUrl?: string };
 
 /** A document read as a stream of `size` bytes (what a download sends as Content-Length). */
@@ -79,6 +85,10 @@ export type CreateDocumentInput = {
   logo?: string | null;
   /** embedded: the engine emails no invitation or reminder (the sender frames embed links instead). */
   delivery?: 'email' | 'embedded';
+  /** Automatic reminders to whoever must act and has not (none when absent); only an engine with `sendDueReminders` takes them. */
+  reminders?: ReminderSchedule | null;
+  /** One warning, this many days before expiresAt, to whoever must still act (none when absent). */
+  expiryWarningDays?: number | null;
   testSend: boolean;
   expiresAt: Date;
   draft: boolean;
@@ -134,6 +144,17 @@ export interface SigningEngine {
    * has something to do is invited again, with the new link (`invited`). The caller has checked that
    * the envelope is live. Absent when the engine keeps the links itself (Documenso).
    */
+  /**
+   * The documents with an automatic reminder or expiry warning due now, at most `limit`. With
+   * sendDueReminders; both absent when the engine sends no automatic reminders (Documenso).
+   */
+  dueReminders?(tx: Tx, limit: number): Promise<string[]>;
+  /**
+   * Claims and emails one document's due reminders and warnings (each claim a conditional UPDATE, so a
+   * second run, or another node's, finds nothing due), in the caller's transaction, which holds the
+   * envelope's lock. `defaultLocale`: the account's, for recipients with none of their own.
+   */
+  sendDueReminders?(tx: Tx, engineEnvelopeId: string, opts: { defaultLocale: string | null }): Promise<SentReminder[]>;
   reissueLink?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string): Promise<{ signingUrl: string; invited: boolean }>;
   /** A remote engine is called with no transaction open (a job), and must find its work done when repeated. */
   cancel(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;

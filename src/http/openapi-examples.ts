@@ -7,17 +7,17 @@ const field = { type: 'SIGNATURE', recipientEmail: 'ada@example.com', page: 1, p
 const recipients = [{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'SIGNER' }];
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
-  createEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field], meta: { subject: 'Please sign the NDA' } } },
+  createEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field], meta: { subject: 'Please sign the NDA' }, reminders: { firstAfterDays: 3, everyDays: 2, max: 3 }, expiryWarningDays: 2 } },
   createDraftEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients } },
   createTemplate: { file: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field] } },
   addEnvelopeFields: { fields: [field] },
   updateEnvelopeField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
   addTemplateFields: { fields: [{ type: 'SIGNATURE', recipientId: 1, page: 1, positionX: 10, positionY: 70, width: 25, height: 6 }] },
   updateTemplateField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
-  updateAccount: { displayName: 'Analytical Engines Ltd' },
+  updateAccount: { displayName: 'Analytical Engines Ltd', reminders: { firstAfterDays: 3, everyDays: 2, max: 3 }, expiryWarningDays: 2 },
   setAccountLogo: { file: '<PNG or JPEG bytes>' },
   updateTemplate: { title: 'Mutual NDA (2026)' },
-  createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },
+  createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected', 'envelope.reminder_sent'] },
   updateWebhook: { active: false },
   sendEnvelope: { meta: { subject: 'Please sign the NDA' } },
   createBulkSend: {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const customers = pgTable(
   'customers',
@@ -38,6 +38,10 @@ export const customers = pgTable(
     brandColor: text('brand_color'),
     /** The logo's blob key, `brand/<sha256>.<png|jpg>` (content-addressed, see account/logo.ts); null: none. */
     logoKey: text('logo_key'),
+    /** Automatic reminders of envelopes created without `reminders` of their own; null: none. */
+    reminderDefaults: jsonb('reminder_defaults').$type<{ firstAfterDays: number; everyDays: number; max: number }>(),
+    /** Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning. */
+    expiryWarningDays: integer('expiry_warning_days'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

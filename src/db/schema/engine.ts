@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { PageBox, Placement } from '../../pdf/types.js';
 
@@ -30,7 +31,10 @@ export const engineDocuments = pgTable(
    * `consentText` (what its recipients agree to before acting): both copied from the account at create,
    * so what a recipient was shown, and the certificate prints, never changes with later settings.
    */
-  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string; delivery?: 'embedded'; brandColor?: string; logo?: string }>().notNull().default({}),
+  meta: jsonb('meta')
+    .$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string; delivery?: 'embedded'; brandColor?: string; logo?: string; reminders?: { firstAfterDays: number; everyDays: number; max: number }; expiryWarningDays?: number }>()
+    .notNull()
+    .default({}),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
@@ -48,6 +52,10 @@ export const engineDocuments = pgTable(
     index('engine_documents_sealed_sha256_idx').on(t.sealedSha256),
     index('engine_documents_signed_content_sha256_idx').on(t.signedContentSha256),
     index('engine_documents_archive_expires_at_idx').on(t.archiveExpiresAt),
+    // The reminder sweep (reminders.ts) looks only at live documents that asked for reminders or a warning.
+    index('engine_documents_reminding_idx')
+      .on(t.expiresAt)
+      .where(sql`${t.status} IN ('SENT', 'PARTIALLY_SIGNED') AND (${t.meta} ? 'reminders' OR ${t.meta} ? 'expiryWarningDays')`),
   ],
 );
 
@@ -119,6 +127,12 @@ export const engineRecipients = pgTable(
     timeZone: text('time_zone'),
     /** The language the recipient is addressed in (src/i18n/locales.ts); null: the account's default, else the browser's. */
     locale: text('locale'),
+    /** Automatic reminders sent so far (the claim compares and sets it: reminders.ts); at most the document's `max`. */
+    remindersSent: integer('reminders_sent').notNull().default(0),
+    /** The last automatic reminder or expiry warning: the next reminder counts from it (or from notifiedAt, the later). */
+    lastRemindedAt: timestamp('last_reminded_at', { withTimezone: true }),
+    /** The one expiry warning, when sent. */
+    expiryWarnedAt: timestamp('expiry_warned_at', { withTimezone: true }),
   },
   (t) => [index('engine_recipients_document_idx').on(t.documentId)],
 );

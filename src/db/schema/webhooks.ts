@@ -41,7 +41,7 @@ export const webhookDeliveries = pgTable(
     /** A redelivery: the delivery whose payload it sends again (a new row, so each attempt keeps its own outcome). */
     redeliveryOf: uuid('redelivery_of'),
     /** What is delivered, fixed when the event happened: {envelope, recipient}. */
-    payload: jsonb('payload').$type<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null; occurredAt: string; bulkSend?: Record<string, unknown> }>().notNull(),
+    payload: jsonb('payload').$type<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null; occurredAt: string; data?: Record<string, unknown>; bulkSend?: Record<string, unknown> }>().notNull(),
     status: text('status', { enum: ['PENDING', 'SUCCESS', 'FAILED'] }).notNull().default('PENDING'),
     attempts: integer('attempts').notNull().default(0),
     responseCode: integer('response_code'),

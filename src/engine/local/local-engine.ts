@@ -9,6 +9,7 @@ import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import { actionOf, type Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
 import { currentTurn } from './turns.js';
+import { createLocalReminders } from './reminders.js';
 
 export const SEAL_JOB = 'engine.seal';
 /** A purged document's files are deleted by this job (purge-job.ts), after the purge commits. */
@@ -107,7 +108,12 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     await repo.together(tx, turnWrites(doc, recipients, includeViewers));
   }
 
+  const reminders = createLocalReminders({ repo, notifier, linksOf });
+
   const engine: SigningEngine = {
+    dueReminders: reminders.dueReminders,
+    sendDueReminders: reminders.sendDueReminders,
+
     async stageDocument(input): Promise<StagedLocalDocument> {
       const id = randomUUID();
       const originalKey = documentKey(id, 'original.pdf');
@@ -152,7 +158,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           pages: input.document.info.pages,
           testSend: input.testSend,
           // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}) },
+          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}), ...(input.reminders ? { reminders: input.reminders } : {}), ...(input.expiryWarningDays ? { expiryWarningDays: input.expiryWarningDays } : {}) },
           expiresAt: input.expiresAt,
         },
         recipients,

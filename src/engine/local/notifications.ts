@@ -6,6 +6,9 @@ import {
   declinedEmail,
   invitationEmail,
   reminderEmail,
+  automaticReminderEmail,
+  type ReminderKind,
+  type ReminderRecipient,
   type EnvelopeMail,
   type RenderedEmail,
   type SigningAction,
@@ -53,6 +56,9 @@ export function createNotifier(opts: { publicUrl?: string } = {}) {
 
     /** The jobs of reminders to everyone given, likewise. */
     reminders: (doc: Doc, to: (Person & { role: string; link: string })[]) => to.map((who) => job(doc, who.email, reminderEmail(mailOf(doc), who, who.link, actionOf(who.role)))),
+
+    /** The job of an automatic reminder or expiry warning (reminders.ts), in the recipient's language. */
+    automaticReminder: (doc: Doc, who: ReminderRecipient, link: string, kind: ReminderKind) => job(doc, who.email, automaticReminderEmail(mailOf(doc), who, link, kind)),
 
     completed: (tx: DbOrTx, doc: Doc, who: Person, signedKey: string) =>
       send(tx, doc, who.email, completedEmail(mailOf(doc), who), [

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ALLOWED_ORIGINS_MAX, ZAllowedOrigins, ZBrandColor } from './brand.js';
+import { ZExpiryWarningDays, ZReminders } from '../envelopes/envelopes.schemas.js';
 
 /** The wallet-caller part of the account (SPEC leaves the names to us). */
 export const ZAccountWalletFields = {
@@ -20,6 +21,8 @@ export const ZAccountSettingsFields = {
   allowedOrigins: z.array(z.string()).describe("Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none"),
   logoUrl: z.string().nullable().describe('The logo at the top of the signing page and in invitations, at its public, immutable address (set with PUT /v1/account/logo); null: none'),
   brandColor: z.string().nullable().describe("Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own"),
+  reminders: ZReminders.nullable().describe('Automatic reminders of envelopes created without `reminders` of their own; null: none'),
+  expiryWarningDays: z.number().int().nullable().describe('Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning'),
 };
 
 export const DISPLAY_NAME_MAX = 100;
@@ -65,8 +68,10 @@ export const ZAccountSettingsPatch = z
       .union([ZBrandColor, z.null()])
       .optional()
       .describe('#rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet\'s own'),
+    reminders: ZReminders.nullable().optional().describe('The default automatic reminders of new envelopes, e.g. {"firstAfterDays": 3, "everyDays": 2, "max": 3}; null: none. Envelopes already sent keep theirs'),
+    expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe('The default expiry warning of new envelopes; null: none'),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor, reminders, expiryWarningDays')
   .meta({ id: 'AccountSettingsPatch' });
 export type TAccountSettingsPatch = z.infer<typeof ZAccountSettingsPatch>;
 

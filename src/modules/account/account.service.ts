@@ -43,6 +43,8 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
     allowedOrigins: customer.allowedOrigins,
     brandColor: customer.brandColor,
     logoUrl: logoUrlOf(deps.publicUrl, logoFileOf(customer.logoKey)),
+    reminders: customer.reminderDefaults,
+    expiryWarningDays: customer.expiryWarningDays,
   });
 
   return {
@@ -77,6 +79,8 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
         ...(patch.consentText !== undefined && { consentText: patch.consentText }),
         ...(patch.allowedOrigins !== undefined && { allowedOrigins: patch.allowedOrigins }),
         ...(patch.brandColor !== undefined && { brandColor: patch.brandColor?.toLowerCase() ?? null }),
+        ...(patch.reminders !== undefined && { reminderDefaults: patch.reminders }),
+        ...(patch.expiryWarningDays !== undefined && { expiryWarningDays: patch.expiryWarningDays }),
       });
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
       // Which settings changed, never their values: the consent text may be long, the address personal.

@@ -7,6 +7,7 @@ import { enqueue } from '../../jobs/queue.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
+import { BULK_SEND_COMPLETED } from '../envelopes/events.js';
 import type { TemplatesRepo } from '../templates/templates.repo.js';
 import { checkRow } from './bulk-rows.js';
 import type { BulkRowRow, BulkSendRow, BulkSendsRepo, RowCounts } from './bulk-sends.repo.js';
@@ -14,7 +15,7 @@ import type { TBulkSend } from './bulk-sends.schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const BULK_SEND_JOB = 'bulk_send.run';
-export const BULK_SEND_EVENT = 'bulk_send.completed';
+export const BULK_SEND_EVENT = BULK_SEND_COMPLETED;
 
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 

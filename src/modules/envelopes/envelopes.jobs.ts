@@ -38,3 +38,6 @@ export const envelopePeriodicTasks = (deps: { envelopes: Pick<EnvelopesService, 
   { name: 'expire-envelopes', run: async (tx) => void (await deps.envelopes.expireDue(tx)) },
   { name: 'purge-documents', run: async (tx) => void (await deps.envelopes.purgeDue(tx)) },
 ];
+
+/** The automatic reminders' periodic task and its service (envelope-reminders.ts). */
+export { createEnvelopeReminders } from './envelope-reminders.js';

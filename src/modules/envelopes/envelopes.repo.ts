@@ -19,7 +19,7 @@ export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' |
 export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId'>;
 
 /** A stored recipient as created: nobody has opened, signed or rejected anything yet. */
-const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null, consentedAt: null } as const;
+const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null, consentedAt: null, locale: null } as const;
 
 export function createEnvelopesRepo() {
   // Every live status read runs it: prepared once per executor (db/prepared.ts).
@@ -95,9 +95,10 @@ export function createEnvelopesRepo() {
       return { envelope: rows[0].envelope, recipients: rows.flatMap((r) => (r.recipient ? [r.recipient] : [])) };
     },
 
-    async findByEngineId(tx: DbOrTx, engineEnvelopeId: string, lock = false): Promise<EnvelopeRow | undefined> {
+    /** `lock: 'skip'`: locked unless another transaction holds it (then undefined: a sweep comes back later). */
+    async findByEngineId(tx: DbOrTx, engineEnvelopeId: string, lock: boolean | 'skip' = false): Promise<EnvelopeRow | undefined> {
       const q = tx.select().from(envelopes).where(eq(envelopes.engineEnvelopeId, engineEnvelopeId));
-      const [row] = lock ? await q.for('update') : await q;
+      const [row] = lock ? await q.for('update', lock === 'skip' ? { skipLocked: true } : {}) : await q;
       return row;
     },
 

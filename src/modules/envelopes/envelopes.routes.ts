@@ -46,7 +46,8 @@ export type RouteDeps = {
 const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_PDF', 'MISSING_PAYLOAD', 'INVALID_JSON', 'INVALID_PDF', 'OUT_OF_SCOPE_V1', 'PDF_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RECIPIENT_NOT_FOUND', 'SERVICE_UNAVAILABLE'];
 // X402_NOT_APPLICABLE: an x402 payment cannot also pay a gated recipient's verification.
 const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED', 'X402_NOT_APPLICABLE'];
-const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
+// NOT_SUPPORTED_BY_ENGINE: `reminders` or `expiryWarningDays` with the documenso engine.
+const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE', 'NOT_SUPPORTED_BY_ENGINE'];
 // The field routes and send also take the dashboard cookie (with X-CSRF-Token): the field editor saves through them.
 const EDITOR = { sessionCookie: true, prepareLink: true } as const;
 const EDITOR_SECURITY = [...SECURITY.mutate, { sessionCookie: [] }];
@@ -91,7 +92,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         operationId: 'createEnvelope',
         tags,
         summary: 'Create an envelope from a PDF and its recipients, and send it (or keep it as a draft with draft: true)',
-        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only. With draft: true it is a free DRAFT (an x402 payer pays X402_MIN_PRICE, and its 402 quotes that once the body is read).',
+        description: 'multipart/form-data with `pdf` (one to ten parts) and `payload` (JSON). Answers PENDING; the envelope becomes SENT once the invitations are out, and the signing links work at once. Every SIGNER must sign: each needs at least one SIGNATURE field (by coordinates or a `{{signature, rN}}` marker), else 400 VALIDATION_ERROR naming the recipient (a draft may lack them until it is sent; its send answers the same). Header X-Service-Test-Mode: true makes it a free test send (outbox only; the sealed PDF is marked TEST); the header has effect on this route only. With draft: true it is a free DRAFT (an x402 payer pays X402_MIN_PRICE, and its 402 quotes that once the body is read). `reminders` ({firstAfterDays, everyDays, max}) and `expiryWarningDays` schedule automatic reminder and expiry-warning emails to whoever must still act (absent: the account\'s defaults; null: none); each one sent is listed as RECIPIENT_REMINDED or RECIPIENT_EXPIRY_WARNED and delivered as envelope.reminder_sent to webhooks that name it (docs/reminders.md).',
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartDoc,

@@ -61,6 +61,25 @@ export const ZMeta = z.object({
   redirectUrl: z.url({ protocol: /^https?$/ }).optional(),
 });
 
+/** Bounds of automatic reminders (and of the account's defaults). */
+export const REMINDER_LIMITS = { days: 60, max: 10, warningDays: 60 } as const;
+
+export const ZReminders = z
+  .strictObject({
+    firstAfterDays: z.number().int().min(1).max(REMINDER_LIMITS.days).describe(`Days after the invitation (or a manual resend) before the first reminder, 1-${REMINDER_LIMITS.days}`),
+    everyDays: z.number().int().min(1).max(REMINDER_LIMITS.days).describe(`Days between reminders after the first, 1-${REMINDER_LIMITS.days}`),
+    max: z.number().int().min(0).max(REMINDER_LIMITS.max).describe(`Reminders per recipient at most, 0-${REMINDER_LIMITS.max} (0: none)`),
+  })
+  .describe('Automatic reminders by email to each recipient whose turn it is and who has not signed, approved or declined; none once the envelope ends, and none with delivery "embedded"')
+  .meta({ id: 'Reminders' });
+
+export const ZExpiryWarningDays = z
+  .number()
+  .int()
+  .min(1)
+  .max(REMINDER_LIMITS.warningDays)
+  .describe(`One email this many days (1-${REMINDER_LIMITS.warningDays}) before expiresAt to each recipient whose turn it is and who has not acted yet`);
+
 /** The JSON in the multipart `payload` part of POST /v1/envelopes (and /draft). */
 export const ZCreatePayload = z.object({
   title: z.string().trim().min(1).max(500).optional(),
@@ -76,6 +95,8 @@ export const ZCreatePayload = z.object({
     .describe('email (default): recipients are invited by email. embedded: no invitation or reminder is emailed; your app frames each recipient\'s embed link (POST /v1/envelopes/{id}/recipients/{recipient}/embed-link)'),
   /** Create a DRAFT instead of sending (POST /v1/envelopes only; /draft always drafts). */
   draft: z.boolean().optional(),
+  reminders: ZReminders.nullable().optional().describe("Automatic reminders (see Reminders); null: none; absent: the account's default (PATCH /v1/account). Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE)"),
+  expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe("Days before expiresAt to warn whoever must still act, once; null: no warning; absent: the account's default. Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE)"),
 });
 export type TCreatePayload = z.infer<typeof ZCreatePayload>;
 
@@ -157,8 +178,8 @@ export const ZRecipientStatus = z
   .meta({ id: 'RecipientStatus' });
 
 export const ZEvent = z.object({
-  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event)'),
-  event: z.string().describe('The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks'),
+  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it)'),
+  event: z.string().describe('The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED'),
   recipientEmail: z.string().nullable(),
   occurredAt: z.string(),
 });

@@ -8,7 +8,6 @@ import { enqueueStatement } from '../../jobs/queue.js';
 import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
-import { DEFAULT_CONSENT_TEXT } from '../signing/consent-text.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
@@ -19,12 +18,11 @@ import { DISTRIBUTE_JOB } from './envelopes.jobs.js';
 import { downloadTarget, enginePdf, openEnginePdf, type DownloadVersion } from './envelope-downloads.js';
 import type { EnvelopesRepo, EnvelopeRow, Owner, StoredRecipientRow } from './envelopes.repo.js';
 import type { TCreatePayload, TEnvelope, TFieldInput } from './envelopes.schemas.js';
-import { logoFileOf } from '../account/logo.js';
+import { accountSettings, type SenderAccount } from './envelope-account.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
-const senderAndConsent = (a: { name: string | null; consentText: string | null; brandColor?: string | null; logoKey?: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null, logo: logoFileOf(a?.logoKey ?? null) });
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 // An x402 payment buys exactly the route's price: it cannot also pay for a gated recipient's verification.
 const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient with verificationRequired is charged a verification (USD 0.50) with the envelope, which an x402 payment cannot cover; pay from a prepaid balance (API key or wallet JWT)');
@@ -66,7 +64,7 @@ export type EnvelopeServiceDeps = {
   prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
   /** The account's name, which invitations show as the sender, and its consent text (read before the transaction). */
-  senderOf: (customerId: string) => Promise<{ name: string | null; consentText: string | null; brandColor: string | null; logoKey: string | null } | undefined>;
+  senderOf: (customerId: string) => Promise<SenderAccount | undefined>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
@@ -161,7 +159,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         meta: payload.meta ?? {},
         delivery: payload.delivery ?? 'email',
         // Copied onto the document: what recipients are shown and agree to stays as it was at create.
-        ...senderAndConsent(standing ?? (await deps.senderOf(ctx.actor.customerId))), // no check read it: a draft, x402
+        ...accountSettings(payload, standing ?? (await deps.senderOf(ctx.actor.customerId)), engine), // no check read it: a draft, x402
         testSend,
         expiresAt,
         draft,

@@ -33,7 +33,8 @@ export type TemplateRouteDeps = { db: Db; templates: TemplatesService; commitMut
 const UPLOAD_ERRORS: ErrorCode[] = ['MISSING_FILE', 'MISSING_PAYLOAD', 'INVALID_JSON', 'INVALID_PDF', 'OUT_OF_SCOPE_V1', 'PDF_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RECIPIENT_NOT_FOUND', 'SERVICE_UNAVAILABLE'];
 const FROM_TEMPLATE_ERRORS: ErrorCode[] = ['INVALID_TEMPLATE_ID', 'TEMPLATE_NOT_FOUND', 'INVALID_TEMPLATE_RECIPIENT_ID', 'RECIPIENT_NOT_FOUND'];
 const BILLING_ERRORS: ErrorCode[] = ['INSUFFICIENT_BALANCE', 'SANDBOX_LIMIT_REACHED', 'IDEMPOTENCY_KEY_REQUIRED'];
-const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE'];
+// NOT_SUPPORTED_BY_ENGINE: `reminders` or `expiryWarningDays` with the documenso engine.
+const ENGINE_ERRORS: ErrorCode[] = ['DOCUMENSO_UNAVAILABLE', 'NOT_SUPPORTED_BY_ENGINE'];
 
 const SLOTS = `Slots: the payload's recipients are the template's slots, numbered 1..n in order (the slot \`id\`). A field names
 its slot by \`recipientId\` (the slot id) or \`recipientEmail\` (the slot's email); with no fields, \`{{type, rN}}\` markers in

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '../../engine/engine.js';
 import { FIELD_TYPES } from '../../pdf/types.js';
-import { ZFieldInput, ZMeta, ZRecipientInput } from '../envelopes/envelopes.schemas.js';
+import { ZExpiryWarningDays, ZFieldInput, ZMeta, ZRecipientInput, ZReminders } from '../envelopes/envelopes.schemas.js';
 
 /**
  * A recipient slot as the create payload gives it (an envelope's recipient, nested Alt `fields`
@@ -45,6 +45,8 @@ export const ZFromTemplate = z.object({
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   recipients: z.array(ZMappedRecipient).min(1).max(50).describe('Every slot of the template exactly once'),
   meta: ZMeta.optional().describe("Overrides the template's meta key by key"),
+  reminders: ZReminders.nullable().optional().describe("Automatic reminders (see Reminders); null: none; absent: the account's default"),
+  expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe("Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default"),
 });
 export type TFromTemplate = z.infer<typeof ZFromTemplate>;
 

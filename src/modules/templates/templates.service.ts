@@ -163,6 +163,8 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
         storageExpiryDays: input.storageExpiryDays,
         expiresAt: input.expiresAt,
         meta: { ...row.meta, ...input.meta },
+        reminders: input.reminders,
+        expiryWarningDays: input.expiryWarningDays,
       };
       const prepared = async () => {
         const bytes = await deps.storage.get(row.documentKey);

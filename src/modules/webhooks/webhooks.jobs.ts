@@ -49,12 +49,14 @@ export function buildRequest(w: Pick<WebhookRow, 'secret' | 'format'>, d: Pick<D
       data: {
         envelope: { title: env.title ?? null, status: env.status, createdAt: env.createdAt },
         recipient: r ? { name: r.name, email: r.email, role: r.role, signedAt: r.signedAt ?? null } : null,
+        ...d.payload.data,
       },
     });
     headers['x-service-signature'] = `sha256=${createHmac('sha256', w.secret).update(body).digest('hex')}`;
     return { body, headers };
   }
-  const body = JSON.stringify({ event: d.event, deliveredAt: now.toISOString(), envelope: d.payload.envelope });
+  // An opt-in event's own part (envelope.reminder_sent: `reminder`) rides beside the envelope.
+  const body = JSON.stringify({ event: d.event, deliveredAt: now.toISOString(), envelope: d.payload.envelope, ...d.payload.data });
   const t = Math.floor(now.getTime() / 1000);
   headers['x-service-signature'] = `t=${t},v1=${createHmac('sha256', w.secret).update(`${t}.${body}`).digest('hex')}`;
   return { body, headers };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { EVENT_NAMES, OPT_IN_EVENT_NAMES } from '../envelopes/events.js';
+import { EVENT_NAMES, OPT_IN_EVENTS } from '../envelopes/events.js';
 
 export const V1_EVENTS = Object.values(EVENT_NAMES);
-/** What a registration may name: the seven, and the opt-in events (never included by "*"). */
-const NAMEABLE_EVENTS: string[] = [...V1_EVENTS, ...OPT_IN_EVENT_NAMES];
+/** What a registration may name: SPEC's seven, and the opt-in events, which "*" does not include. */
+const KNOWN_EVENTS: string[] = [...V1_EVENTS, ...OPT_IN_EVENTS];
 
 export const ZEvents = z
   .array(z.string())
@@ -12,10 +12,11 @@ export const ZEvents = z
   .superRefine((events, ctx) => {
     if (events.includes('*') && events.length > 1) ctx.addIssue({ code: 'custom', message: 'use ["*"] alone, or a list of event names' });
     events.forEach((e, i) => {
-      if (e !== '*' && !NAMEABLE_EVENTS.includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${NAMEABLE_EVENTS.join(', ')} or "*"` });
+      if (e !== '*' && !KNOWN_EVENTS.includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${KNOWN_EVENTS.join(', ')} or "*" (SPEC's seven; opt-in events must be named)` });
     });
   })
-  .transform((events) => [...new Set(events)]);
+  .transform((events) => [...new Set(events)])
+  .describe('Event names, or ["*"] for SPEC\'s seven (envelope.sent … envelope.cancelled). Opt-in events are delivered only when named: envelope.reminder_sent (an automatic reminder or expiry warning was emailed; the body adds reminder: {kind: reminder | expiry_warning, recipientEmail, recipientName})');
 
 export const ZCreateWebhook = z.object({
   url: z.string().min(1).max(2048),

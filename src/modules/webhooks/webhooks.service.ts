@@ -7,6 +7,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
 import { DELIVER_JOB } from './webhooks.jobs.js';
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
+import { V1_EVENTS } from './webhooks.schemas.js';
 
 /**
  * The event a test sends. SPEC.md's seven events all describe an envelope and none is a test, so the
@@ -38,8 +39,8 @@ export type FanOutEvent = {
   eventId: number | null;
   event: string;
   occurredAt: Date;
-  /** The envelope and the event's recipient; asked for only when an endpoint takes the event. */
-  payload: () => Promise<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null }>;
+  /** The envelope and the event's recipient (and an opt-in event's own part); asked for only when an endpoint takes the event. */
+  payload: () => Promise<{ envelope: Record<string, unknown>; recipient: Record<string, unknown> | null; data?: Record<string, unknown> }>;
 };
 
 export function webhookDto(w: WebhookRow) {
@@ -203,7 +204,7 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
       return { rows: rows.map(deliveryDto), total };
     },
 
-    /** An opt-in event (OPT_IN_EVENT_NAMES): one delivery per active registration that names it ("*" does not). */
+    /** A bulk send's opt-in event (BULK_SEND_COMPLETED): one delivery per active registration that names it ("*" does not). */
     async fanOutOptIn(tx: Tx, e: { owner: Owner; event: string; bulkSend: Record<string, unknown> }): Promise<void> {
       const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes(e.event));
       if (targets.length === 0) return;
@@ -214,9 +215,11 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
 
     /** One delivery per active registration subscribed to the event, created with the event. */
     async fanOut(tx: Tx, e: FanOutEvent): Promise<void> {
-      const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes('*') || w.events.includes(e.event));
+      // "*" is SPEC's seven: an opt-in event reaches only the registrations that name it.
+      const spec = (V1_EVENTS as string[]).includes(e.event);
+      const targets = (await repo.active(tx, e.owner)).filter((w) => (spec && w.events.includes('*')) || w.events.includes(e.event));
       if (targets.length === 0) return;
-      const { envelope, recipient } = await e.payload();
+      const { envelope, recipient, data } = await e.payload();
       const rows = await repo.insertDeliveries(
         tx,
         targets.map((w) => ({
@@ -224,7 +227,7 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
           event: e.event,
           envelopeId: e.envelopeId,
           eventId: e.eventId,
-          payload: { envelope, recipient, occurredAt: e.occurredAt.toISOString() },
+          payload: { envelope, recipient, occurredAt: e.occurredAt.toISOString(), ...(data ? { data } : {}) },
         })),
       );
       // One statement for all the deliveries (enqueue's text is the same for any number of jobs).

@@ -46,15 +46,21 @@ const createInput = (maxPdfBytes: number) => ({
   meta: ZMeta.optional().describe('The invitation email: subject, message, and redirectUrl (where a signer lands after signing)'),
   storageExpiryDays: ZCreatePayload.shape.storageExpiryDays.describe('How many days the documents are kept (default 365); must outlast the signing window'),
   expiresAt: ZCreatePayload.shape.expiresAt.describe('End of the signing window, ISO 8601 (default: 30 days from now)'),
+  reminders: ZCreatePayload.shape.reminders.describe(
+    "Automatic reminder emails to whoever must still act: {firstAfterDays 1-60, everyDays 1-60, max 0-10}, e.g. {firstAfterDays: 3, everyDays: 2, max: 3}; null: none; absent: the account's default",
+  ),
+  expiryWarningDays: ZCreatePayload.shape.expiryWarningDays.describe("One warning email this many days (1-60) before expiresAt to whoever must still act; null: none; absent: the account's default"),
 });
 
-const payloadOf = (args: { title?: string; recipients: TCreatePayload['recipients']; fields?: TCreatePayload['fields']; meta?: TCreatePayload['meta']; storageExpiryDays?: number; expiresAt?: string }): TCreatePayload => ({
+const payloadOf = (args: Pick<TCreatePayload, 'title' | 'recipients' | 'fields' | 'meta' | 'storageExpiryDays' | 'expiresAt' | 'reminders' | 'expiryWarningDays'>): TCreatePayload => ({
   title: args.title,
   recipients: args.recipients,
   fields: args.fields,
   meta: args.meta,
   storageExpiryDays: args.storageExpiryDays,
   expiresAt: args.expiresAt,
+  reminders: args.reminders,
+  expiryWarningDays: args.expiryWarningDays,
 });
 
 const CREATE_ERRORS =

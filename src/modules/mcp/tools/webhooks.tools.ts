@@ -13,7 +13,7 @@ export function webhookTools(deps: WebhookToolDeps): ToolDefinition[] {
     defineTool({
       name: 'create_webhook',
       title: 'Register a webhook',
-      description: `Registers a URL that receives envelope events as signed POSTs. events: any of envelope.sent, envelope.viewed, envelope.signed, envelope.completed, envelope.rejected, envelope.expired, envelope.cancelled, or ["*"] for all; the URL must be http or https on a public address. The answer carries the signing secret (whsec_…) once: keep it, it is never shown again. Each delivery has X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the secret>.
+      description: `Registers a URL that receives envelope events as signed POSTs. events: any of envelope.sent, envelope.viewed, envelope.signed, envelope.completed, envelope.rejected, envelope.expired, envelope.cancelled, or ["*"] for all seven; envelope.reminder_sent (an automatic reminder or expiry warning was emailed) only when named; the URL must be http or https on a public address. The answer carries the signing secret (whsec_…) once: keep it, it is never shown again. Each delivery has X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the secret>.
 Free. idempotencyKey is optional: with one, a retry returns the same registration (and secret) instead of registering twice.
 Errors: INVALID_WEBHOOK_URL (not http(s), a private or local address, or a host that does not resolve), VALIDATION_ERROR (unknown event name), IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_USE.`,
       input: { ...ZCreateWebhook.shape, idempotencyKey: ZIdempotencyKey.optional() },

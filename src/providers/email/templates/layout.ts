@@ -43,6 +43,11 @@ export type EmailContent = {
   logo?: { url: string; alt: string };
   /** Test mode: said in the subject and at the top of both parts. */
   test?: boolean;
+  /** The language of the message (BCP 47) and its direction; English, left to right, unless given. */
+  lang?: string;
+  dir?: 'ltr' | 'rtl';
+  /** The line above the button's bare link in the HTML, in the message's language. */
+  buttonFallback?: string;
 };
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -143,7 +148,7 @@ function renderHtml(c: EmailContent, subject: string): string {
   if (c.button || c.notes?.length) parts.push(`<div style="margin:8px 0 20px;border-top:1px solid ${C.border};font-size:1px;line-height:1px;">&nbsp;</div>`);
   if (c.button) {
     parts.push(
-      p(`If the button does not work, copy this link into your browser:<br><a href="${escapeHtml(c.button.url)}" style="color:${accent};word-break:break-all;">${escapeHtml(c.button.url)}</a>`, `font-size:14px;line-height:20px;color:${C.muted};`),
+      p(`${escapeHtml(c.buttonFallback ?? 'If the button does not work, copy this link into your browser:')}<br><a href="${escapeHtml(c.button.url)}" style="color:${accent};word-break:break-all;">${escapeHtml(c.button.url)}</a>`, `font-size:14px;line-height:20px;color:${C.muted};`),
     );
   }
   for (const note of c.notes ?? []) parts.push(p(multiline(note), `font-size:14px;line-height:20px;color:${C.muted};`));
@@ -153,7 +158,7 @@ function renderHtml(c: EmailContent, subject: string): string {
 
   const footer = c.footer.map((line) => `<p style="margin:0 0 8px;font-size:13px;line-height:20px;color:${C.muted};">${multiline(line)}</p>`).join('\n');
   return `<!doctype html>
-<html lang="en" dir="ltr">
+<html lang="${escapeHtml(c.lang ?? 'en')}" dir="${c.dir === 'rtl' ? 'rtl' : 'ltr'}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
