@@ -10,7 +10,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import { DEFAULT_CONSENT_TEXT } from '../signing/consent-text.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
-import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
+import { checkRecipients, fieldToEngine, invalid, planFields, requireDelegable, requireSignatureFields } from './envelope-plan.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
 import { CANCEL_JOB, createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 import { createRemoteResend, requireRemindable, type Reminded } from './envelope-resend.js';
@@ -160,6 +160,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         fields: planned.fields,
         meta: payload.meta ?? {},
         delivery: payload.delivery ?? 'email',
+        allowDelegation: requireDelegable(engine, payload.allowDelegation),
         // Copied onto the document: what recipients are shown and agree to stays as it was at create.
         ...senderAndConsent(standing ?? (await deps.senderOf(ctx.actor.customerId))), // no check read it: a draft, x402
         testSend,

@@ -20,10 +20,22 @@ export const LISTED_ONLY_EVENT_NAMES = {
   RECIPIENT_CONSENTED: 'recipient.consented',
 } as const;
 
-export type ListedEventType = EventType | keyof typeof LISTED_ONLY_EVENT_NAMES;
+/**
+ * Events delivered only to registrations that name them (opt-in): `"*"` keeps meaning SPEC's seven, so
+ * existing receivers get nothing new. A recipient's place handed to another person, by the sender
+ * (reassignment) or by the recipient (delegation), is one webhook event.
+ */
+export const OPT_IN_EVENT_NAMES = {
+  RECIPIENT_REASSIGNED: 'envelope.recipient_replaced',
+  RECIPIENT_DELEGATED: 'envelope.recipient_replaced',
+} as const;
+export const OPT_IN_EVENTS: string[] = [...new Set(Object.values(OPT_IN_EVENT_NAMES))];
+
+export type ListedEventType = EventType | keyof typeof LISTED_ONLY_EVENT_NAMES | keyof typeof OPT_IN_EVENT_NAMES;
 
 /** The name an event is listed under: its webhook name, or its own for a listed-only one. */
-export const eventNameOf = (eventType: string): string => EVENT_NAMES[eventType as EventType] ?? LISTED_ONLY_EVENT_NAMES[eventType as keyof typeof LISTED_ONLY_EVENT_NAMES];
+export const eventNameOf = (eventType: string): string =>
+  EVENT_NAMES[eventType as EventType] ?? LISTED_ONLY_EVENT_NAMES[eventType as keyof typeof LISTED_ONLY_EVENT_NAMES] ?? OPT_IN_EVENT_NAMES[eventType as keyof typeof OPT_IN_EVENT_NAMES];
 
 /** Whether an event is delivered to webhooks (SPEC.md's seven). */
 export const isWebhookEvent = (eventType: string): eventType is EventType => Object.hasOwn(EVENT_NAMES, eventType);

@@ -45,6 +45,7 @@ export const ZFromTemplate = z.object({
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   recipients: z.array(ZMappedRecipient).min(1).max(50).describe('Every slot of the template exactly once'),
   meta: ZMeta.optional().describe("Overrides the template's meta key by key"),
+  allowDelegation: z.boolean().optional().describe('true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false'),
 });
 export type TFromTemplate = z.infer<typeof ZFromTemplate>;
 

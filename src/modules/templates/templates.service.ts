@@ -163,6 +163,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
         storageExpiryDays: input.storageExpiryDays,
         expiresAt: input.expiresAt,
         meta: { ...row.meta, ...input.meta },
+        allowDelegation: input.allowDelegation,
       };
       const prepared = async () => {
         const bytes = await deps.storage.get(row.documentKey);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_NAMES } from '../envelopes/events.js';
+import { EVENT_NAMES, OPT_IN_EVENTS } from '../envelopes/events.js';
 
 export const V1_EVENTS = Object.values(EVENT_NAMES);
 
@@ -10,7 +10,7 @@ export const ZEvents = z
   .superRefine((events, ctx) => {
     if (events.includes('*') && events.length > 1) ctx.addIssue({ code: 'custom', message: 'use ["*"] alone, or a list of event names' });
     events.forEach((e, i) => {
-      if (e !== '*' && !(V1_EVENTS as string[]).includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${V1_EVENTS.join(', ')} or "*"` });
+      if (e !== '*' && !(V1_EVENTS as string[]).includes(e) && !OPT_IN_EVENTS.includes(e)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown event "${e}"; one of ${V1_EVENTS.join(', ')} or "*", or an opt-in event named explicitly (${OPT_IN_EVENTS.join(', ')})` });
     });
   })
   .transform((events) => [...new Set(events)]);

@@ -7,6 +7,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
 import { DELIVER_JOB } from './webhooks.jobs.js';
 import type { DeliveryRow, WebhookRow, WebhooksRepo } from './webhooks.repo.js';
+import { V1_EVENTS } from './webhooks.schemas.js';
 
 /**
  * The event a test sends. SPEC.md's seven events all describe an envelope and none is a test, so the
@@ -205,7 +206,9 @@ export function createWebhooksService(deps: { repo: WebhooksRepo; audit: AuditSe
 
     /** One delivery per active registration subscribed to the event, created with the event. */
     async fanOut(tx: Tx, e: FanOutEvent): Promise<void> {
-      const targets = (await repo.active(tx, e.owner)).filter((w) => w.events.includes('*') || w.events.includes(e.event));
+      // "*" is SPEC's seven: an opt-in event goes only to registrations that name it.
+      const v1 = (V1_EVENTS as string[]).includes(e.event);
+      const targets = (await repo.active(tx, e.owner)).filter((w) => (v1 && w.events.includes('*')) || w.events.includes(e.event));
       if (targets.length === 0) return;
       const { envelope, recipient } = await e.payload();
       const rows = await repo.insertDeliveries(
