@@ -20,5 +20,6 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },
   updateWebhook: { active: false },
   sendEnvelope: { meta: { subject: 'Please sign the NDA' } },
+  reassignRecipient: { name: 'Grace Hopper', email: 'grace@example.com' },
   verifyAuthSignature: { walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', nonce: 'a1b2c3d4e5f6a7b8', signature: '0x…' },
 };

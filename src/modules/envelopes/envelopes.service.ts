@@ -159,8 +159,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields: planned.fields,
         meta: payload.meta ?? {},
-        delivery: payload.delivery ?? 'email',
-        allowDelegation: requireDelegable(engine, payload.allowDelegation),
+        delivery: payload.delivery ?? 'email', allowDelegation: requireDelegable(engine, payload.allowDelegation),
         // Copied onto the document: what recipients are shown and agree to stays as it was at create.
         ...senderAndConsent(standing ?? (await deps.senderOf(ctx.actor.customerId))), // no check read it: a draft, x402
         testSend,
