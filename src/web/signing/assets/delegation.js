@@ -46,6 +46,14 @@ export function offerDelegation(session, { call, say, done }) {
     input.focus();
   };
 
+  // A corrected entry clears the message about it.
+  for (const input of [name, email]) {
+    input.addEventListener('input', () => {
+      input.removeAttribute('aria-invalid');
+      error.textContent = '';
+    });
+  }
+
   $('delegate-button').addEventListener('click', () => {
     error.textContent = '';
     dialog.showModal();
