@@ -46,9 +46,11 @@ const createInput = (maxPdfBytes: number) => ({
   meta: ZMeta.optional().describe('The invitation email: subject, message, and redirectUrl (where a signer lands after signing)'),
   storageExpiryDays: ZCreatePayload.shape.storageExpiryDays.describe('How many days the documents are kept (default 365); must outlast the signing window'),
   expiresAt: ZCreatePayload.shape.expiresAt.describe('End of the signing window, ISO 8601 (default: 30 days from now)'),
+  allowDelegation: ZCreatePayload.shape.allowDelegation,
 });
 
-const payloadOf = (args: { title?: string; recipients: TCreatePayload['recipients']; fields?: TCreatePayload['fields']; meta?: TCreatePayload['meta']; storageExpiryDays?: number; expiresAt?: string }): TCreatePayload => ({
+const payloadOf = (args: { title?: string; recipients: TCreatePayload['recipients']; fields?: TCreatePayload['fields']; meta?: TCreatePayload['meta']; storageExpiryDays?: number; expiresAt?: string; allowDelegation?: boolean }): TCreatePayload => ({
+  allowDelegation: args.allowDelegation,
   title: args.title,
   recipients: args.recipients,
   fields: args.fields,
