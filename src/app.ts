@@ -230,7 +230,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(logoRoutes({ db: c.db, logo, commitMutation: c.commitMutation }));
   await app.register(accountRoutes({ db: c.db, account: c.services.account, summary: c.services.summary, products: c.services.products, commitMutation: c.commitMutation }));
   await app.register(
-    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
+    envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, handover: c.recipientHandover, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
   await app.register(prepareLinksRoutes({ db: c.db, links: c.prepareLinks, envelopes: c.envelopes, commitMutation: c.commitMutation }));
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));

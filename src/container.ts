@@ -242,7 +242,8 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     storage,
     render: (input, owner) => renderInSandbox(input, { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: config.pdfParseTimeoutMs * 3, owner }),
   });
-  const signing = createSigningService({ db, actions, sync, views, verifications });
+  const editing = createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock, sync, verifications, publish: (tx, e) => webhooks.fanOut(tx, e) });
+  const signing = createSigningService({ db, actions, sync, views, verifications, handover: editing.recipientHandover });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
@@ -373,7 +374,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     engine: { name: config.signingEngine, circuit: () => remote?.engine.circuit, webhookSecret: config.documenso?.webhookSecret, syncOutside: sync.syncOutside, byNumericId: (db: DbOrTx, id: string) => envelopesRepo.engineIdByNumericId(db, id, 'envelope_') },
     envelopes,
     reminders,
-    ...createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock }),
+    ...editing,
     templates, bulkSends: bulk.service,
     refunds,
     webhooks,

@@ -3,7 +3,8 @@ export type Actor = Readonly<{
   customerId: string;
   /** Test-mode callers see only test-mode data and are never charged. */
   mode: 'live' | 'test';
-  via: 'api_key' | 'wallet_jwt' | 'x402' | 'session' | 'prepare_link';
+  /** signing_link: a recipient acting through their link on the account's behalf (a delegation's verification). */
+  via: 'api_key' | 'wallet_jwt' | 'x402' | 'session' | 'prepare_link' | 'signing_link';
   /** The API key's id and display prefix when via is api_key. */
   keyId: string | null;
   keyPrefix?: string;

@@ -71,8 +71,12 @@ export const ERROR_CODES = {
   SEND_FAILED: [502, 'The send failed at the signing engine.'],
   ENVELOPE_NOT_DRAFT: [409, 'Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.'],
   NOT_SUPPORTED_BY_ENGINE: [400, "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders)."],
+  RECIPIENT_EMAIL_TAKEN: [409, 'Another recipient of this envelope already has this email address: a recipient cannot be replaced by, or hand over to, someone already on it.'],
+  HANDOVER_LIMIT_REACHED: [409, 'This recipient was replaced or delegated as often as allowed (5 replacements and 3 delegations per recipient, 50 hand-overs per envelope).'],
+  DELEGATION_NOT_ALLOWED: [403, 'The sender did not allow this envelope\'s recipients to hand it to someone else (allowDelegation), or this recipient cannot delegate now.'],
   // Recipient signing (/sign/{token})
   SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],
+  SIGNING_LINK_HANDED_OVER: [410, 'The recipient of this signing link handed the document to someone else: the link no longer opens it.'],
   PREPARE_LINK_INVALID: [404, 'The prepare link is unknown, expired, or its envelope is no longer a draft.'],
   NOT_YOUR_TURN: [409, 'Another recipient must act first (signing order).'],
   ALREADY_ACTED: [409, 'This recipient has already signed, approved or declined.'],

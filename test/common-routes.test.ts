@@ -92,6 +92,7 @@ const CASES: RouteCase[] = [
   { method: 'POST', url: '/v1/envelopes/:id/send', ...envelope, body: () => ({ meta: { subject: 'Please sign' } }), billable: true },
   { method: 'POST', url: '/v1/envelopes/:id/resend', ...envelope },
   { method: 'POST', url: '/v1/envelopes/:id/recipients/:recipient/link', ...envelope, params: { recipient: '1' } },
+  { method: 'PATCH', url: '/v1/envelopes/:id/recipients/:recipient', ...envelope, params: { recipient: '1' }, body: () => ({ name: 'Renamed Signer' }) },
   { method: 'POST', url: '/v1/envelopes/:id/recipients/:recipient/embed-link', ...envelope, params: { recipient: '1' } },
   { method: 'GET', url: '/v1/envelopes/:id/download', ...envelope },
   { method: 'POST', url: '/v1/envelopes/:id/fields', ...envelope, body: () => ({ fields: [sigField(signer(1).email)] }) },

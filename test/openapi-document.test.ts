@@ -111,7 +111,8 @@ describe('the OpenAPI document, as client generators read it', () => {
     for (const { method, path, op } of operations) {
       const example = op.requestBody?.content?.['application/json']?.example;
       if (example === undefined) continue;
-      const url = path.replace(/\{[^}]+\}/g, '3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42');
+      // A {recipient} is a position or an email address, every other id a UUID.
+      const url = path.replace('{recipient}', '1').replace(/\{[^}]+\}/g, '3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42');
       const res = await t.app.inject({
         method: method.toUpperCase() as 'POST',
         url,

@@ -364,6 +364,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/envelopes/{id}/recipients/{recipient}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Replace a recipient who has not acted (new name and/or email); on a DRAFT, edit them
+         * @description The new person takes the recipient's place: their fields, role and place in the signing order. The old link stops working at once (404 SIGNING_LINK_INVALID), consent starts over, and the new person is emailed an invitation with their own link when it is their turn (none with embedded delivery). A verification-gated place gets a new verification for the new address, charged like the first (USD 0.50). The event list shows RECIPIENT_REASSIGNED with from, to and by; the audit certificate lists the hand-over; webhooks that name envelope.recipient_replaced are told. Refused when the recipient signed, approved or declined (409 ALREADY_ACTED), when another recipient has the new email (409 RECIPIENT_EMAIL_TAKEN), after 5 replacements of one recipient or 50 hand-overs of one envelope (409 HANDOVER_LIMIT_REACHED), and on an ended envelope (400 ENVELOPE_ALREADY_COMPLETE, 400 ENVELOPE_CANCELLED, 409 INVALID_STATE). On a DRAFT it is a plain edit (no event, no email, not counted). Free but for a gated place's verification; an Idempotency-Key makes a retry answer the same. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).
+         */
+        patch: operations["reassignRecipient"];
+        trace?: never;
+    };
     "/v1/envelopes/{id}/download": {
         parameters: {
             query?: never;
@@ -998,6 +1018,25 @@ export interface components {
             /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
             verificationId: string | null;
         };
+        HandoverDetailsInput: {
+            /** @description Who held the place before */
+            from: {
+                name: string;
+                email: string;
+            };
+            /** @description Who holds it now */
+            to: {
+                name: string;
+                email: string;
+            };
+            /**
+             * @description sender: reassigned through PATCH /v1/envelopes/{id}/recipients/{recipient}; recipient: delegated from the signing page
+             * @enum {string}
+             */
+            by: "sender" | "recipient";
+            /** @description The delegator's reason, when they gave one */
+            reason?: string;
+        };
         EnvelopeInput: {
             /** Format: uuid */
             envelopeId: string;
@@ -1015,12 +1054,14 @@ export interface components {
             updatedAt: string;
             completedAt: string | null;
             events?: {
-                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it) */
+                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail), RECIPIENT_REASSIGNED (the sender replaced a recipient) and RECIPIENT_DELEGATED (a recipient handed the document to someone else) */
                 eventType: string;
-                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED */
+                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED and envelope.recipient_replaced for both hand-overs, each delivered only to webhooks that name it */
                 event: string;
                 recipientEmail: string | null;
                 occurredAt: string;
+                /** @description RECIPIENT_REASSIGNED and RECIPIENT_DELEGATED only: who handed the place to whom, and who decided (their recipientEmail is the new person) */
+                details?: components["schemas"]["HandoverDetailsInput"];
             }[];
         };
         AccountSettingsPatchInput: {
@@ -1561,6 +1602,25 @@ export interface components {
             /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
             verificationId: string | null;
         };
+        HandoverDetails: {
+            /** @description Who held the place before */
+            from: {
+                name: string;
+                email: string;
+            };
+            /** @description Who holds it now */
+            to: {
+                name: string;
+                email: string;
+            };
+            /**
+             * @description sender: reassigned through PATCH /v1/envelopes/{id}/recipients/{recipient}; recipient: delegated from the signing page
+             * @enum {string}
+             */
+            by: "sender" | "recipient";
+            /** @description The delegator's reason, when they gave one */
+            reason?: string;
+        };
         Envelope: {
             /** Format: uuid */
             envelopeId: string;
@@ -1578,12 +1638,14 @@ export interface components {
             updatedAt: string;
             completedAt: string | null;
             events?: {
-                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it) */
+                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail), RECIPIENT_REASSIGNED (the sender replaced a recipient) and RECIPIENT_DELEGATED (a recipient handed the document to someone else) */
                 eventType: string;
-                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED */
+                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED and envelope.recipient_replaced for both hand-overs, each delivered only to webhooks that name it */
                 event: string;
                 recipientEmail: string | null;
                 occurredAt: string;
+                /** @description RECIPIENT_REASSIGNED and RECIPIENT_DELEGATED only: who handed the place to whom, and who decided (their recipientEmail is the new person) */
+                details?: components["schemas"]["HandoverDetails"];
             }[];
         };
         AccountSettingsPatch: {
@@ -4717,7 +4779,19 @@ export interface operations {
                      *               "eventType": "string",
                      *               "event": "string",
                      *               "recipientEmail": "ada@example.com",
-                     *               "occurredAt": "2026-01-15T10:00:00.000Z"
+                     *               "occurredAt": "2026-01-15T10:00:00.000Z",
+                     *               "details": {
+                     *                 "from": {
+                     *                   "name": "Ada Lovelace",
+                     *                   "email": "ada@example.com"
+                     *                 },
+                     *                 "to": {
+                     *                   "name": "Ada Lovelace",
+                     *                   "email": "ada@example.com"
+                     *                 },
+                     *                 "by": "sender",
+                     *                 "reason": "string"
+                     *               }
                      *             }
                      *           ]
                      *         }
@@ -5000,6 +5074,8 @@ export interface operations {
                         reminders?: components["schemas"]["RemindersInput"] | null;
                         /** @description Days before expiresAt to warn whoever must still act, once; null: no warning; absent: the account's default. Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE) */
                         expiryWarningDays?: number | null;
+                        /** @description true: a SIGNER or APPROVER may hand the document to someone else from the signing page ("I am not the right person": name and email of the delegate); the delegate gets their own link and the old one stops working. Default false */
+                        allowDelegation?: boolean;
                     };
                 };
             };
@@ -5065,7 +5141,19 @@ export interface operations {
                      *           "eventType": "string",
                      *           "event": "string",
                      *           "recipientEmail": "ada@example.com",
-                     *           "occurredAt": "2026-01-15T10:00:00.000Z"
+                     *           "occurredAt": "2026-01-15T10:00:00.000Z",
+                     *           "details": {
+                     *             "from": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "to": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "by": "sender",
+                     *             "reason": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -5493,6 +5581,8 @@ export interface operations {
                         reminders?: components["schemas"]["RemindersInput"] | null;
                         /** @description Days before expiresAt to warn whoever must still act, once; null: no warning; absent: the account's default. Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE) */
                         expiryWarningDays?: number | null;
+                        /** @description true: a SIGNER or APPROVER may hand the document to someone else from the signing page ("I am not the right person": name and email of the delegate); the delegate gets their own link and the old one stops working. Default false */
+                        allowDelegation?: boolean;
                     };
                 };
             };
@@ -5933,7 +6023,19 @@ export interface operations {
                      *               "eventType": "string",
                      *               "event": "string",
                      *               "recipientEmail": "ada@example.com",
-                     *               "occurredAt": "2026-01-15T10:00:00.000Z"
+                     *               "occurredAt": "2026-01-15T10:00:00.000Z",
+                     *               "details": {
+                     *                 "from": {
+                     *                   "name": "Ada Lovelace",
+                     *                   "email": "ada@example.com"
+                     *                 },
+                     *                 "to": {
+                     *                   "name": "Ada Lovelace",
+                     *                   "email": "ada@example.com"
+                     *                 },
+                     *                 "by": "sender",
+                     *                 "reason": "string"
+                     *               }
                      *             }
                      *           ]
                      *         }
@@ -6167,7 +6269,19 @@ export interface operations {
                      *           "eventType": "string",
                      *           "event": "string",
                      *           "recipientEmail": "ada@example.com",
-                     *           "occurredAt": "2026-01-15T10:00:00.000Z"
+                     *           "occurredAt": "2026-01-15T10:00:00.000Z",
+                     *           "details": {
+                     *             "from": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "to": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "by": "sender",
+                     *             "reason": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -7648,6 +7762,405 @@ export interface operations {
                         error: string;
                         /** @enum {string} */
                         code: "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_ACTED" | "INVALID_STATE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "This Idempotency-Key was used with a different request.",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests in the window; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests in the window; retry after Retry-After seconds.",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: An unexpected error; logged with the request id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "An unexpected error; logged with the request id.",
+                     *       "code": "INTERNAL_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service cannot answer right now (database unreachable or busy, shutting down); retry after Retry-After.",
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    reassignRecipient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Idempotency key, scoped to the customer and mode */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                /** @description The recipient's position in the envelope's recipients (1, 2, …: the order they were given in, as r1, r2 in markers) or their email address */
+                recipient: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Grace Hopper",
+                 *       "email": "grace@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /** Format: email */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "envelopeId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *       "recipient": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "role": "SIGNER",
+                     *         "signingUrl": "https://signet.example/sign/4f1c…"
+                     *       },
+                     *       "previous": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com"
+                     *       },
+                     *       "invitationSent": true,
+                     *       "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        envelopeId: string;
+                        recipient: {
+                            name: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
+                            /** @description The new person's link; the old one no longer opens anything */
+                            signingUrl: string;
+                        };
+                        /** @description Who held the place before */
+                        previous: {
+                            name: string;
+                            email: string;
+                        };
+                        /** @description Whether the new person is emailed an invitation now: yes when it is their turn on a sent envelope (email delivery); otherwise their turn's invitation (or the draft's send) carries the link */
+                        invitationSent: boolean;
+                        /** @description A verification-gated place: the new verification of the new address (charged like the first); null otherwise, and for a DRAFT (its send creates it) */
+                        verificationId: string | null;
+                    };
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
+             *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
+             *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     ENVELOPE_ALREADY_COMPLETE: Resend on a COMPLETED envelope.
+             *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).",
+                     *       "code": "VALIDATION_ERROR",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "ENVELOPE_ALREADY_COMPLETE" | "ENVELOPE_CANCELLED" | "NOT_SUPPORTED_BY_ENGINE" | "X402_NOT_APPLICABLE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description UNAUTHORIZED: No credentials, or they did not resolve to a customer (unknown or revoked key).
+             *     TOKEN_INVALID: The bearer value is not a well-formed API key, or a JWT whose signature did not verify.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No credentials, or they did not resolve to a customer (unknown or revoked key).",
+                     *       "code": "UNAUTHORIZED",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED" | "TOKEN_INVALID";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description INSUFFICIENT_BALANCE: The balance is below the price of the call; top up at topUpUrl.
+             *     INSUFFICIENT_CREDITS: SPEC.md's alias of INSUFFICIENT_BALANCE on create-and-send; same condition and body.
+             *     SANDBOX_LIMIT_REACHED: The free test-mode allowance (sandboxLimit) is used up.
+             */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The balance is below the price of the call; top up at topUpUrl.",
+                     *       "code": "INSUFFICIENT_BALANCE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_BALANCE" | "INSUFFICIENT_CREDITS" | "SANDBOX_LIMIT_REACHED";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description ENVELOPE_NOT_FOUND: No such envelope owned by the caller.
+             *     RECIPIENT_NOT_FOUND: A recipient named by the request is not on the envelope or template.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "No such envelope owned by the caller.",
+                     *       "code": "ENVELOPE_NOT_FOUND",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "ENVELOPE_NOT_FOUND" | "RECIPIENT_NOT_FOUND";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     ALREADY_ACTED: This recipient has already signed, approved or declined.
+             *     RECIPIENT_EMAIL_TAKEN: Another recipient of this envelope already has this email address: a recipient cannot be replaced by, or hand over to, someone already on it.
+             *     HANDOVER_LIMIT_REACHED: This recipient was replaced or delegated as often as allowed (5 replacements and 3 delegations per recipient, 50 hand-overs per envelope).
+             *     INVALID_STATE: The envelope's state does not allow this operation (e.g. resend before it was sent).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A request with this Idempotency-Key is still in progress; retry shortly.",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_ACTED" | "RECIPIENT_EMAIL_TAKEN" | "HANDOVER_LIMIT_REACHED" | "INVALID_STATE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body exceeds the limit (1 MiB for JSON, 256 KB for an account logo).",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        requestId?: string;
+                        details?: {
+                            path: string;
+                            message: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Content-Type is not one this route accepts; a file upload (multipart/form-data) is refused unread by every route that takes no document.",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -11949,6 +12462,8 @@ export interface operations {
                     reminders?: components["schemas"]["RemindersInput"] | null;
                     /** @description Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default */
                     expiryWarningDays?: number | null;
+                    /** @description true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false */
+                    allowDelegation?: boolean;
                 };
             };
         };
@@ -12013,7 +12528,19 @@ export interface operations {
                      *           "eventType": "string",
                      *           "event": "string",
                      *           "recipientEmail": "ada@example.com",
-                     *           "occurredAt": "2026-01-15T10:00:00.000Z"
+                     *           "occurredAt": "2026-01-15T10:00:00.000Z",
+                     *           "details": {
+                     *             "from": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "to": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "by": "sender",
+                     *             "reason": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -12394,6 +12921,8 @@ export interface operations {
                     reminders?: components["schemas"]["RemindersInput"] | null;
                     /** @description Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default */
                     expiryWarningDays?: number | null;
+                    /** @description true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false */
+                    allowDelegation?: boolean;
                     templateId: string;
                 };
             };
@@ -12459,7 +12988,19 @@ export interface operations {
                      *           "eventType": "string",
                      *           "event": "string",
                      *           "recipientEmail": "ada@example.com",
-                     *           "occurredAt": "2026-01-15T10:00:00.000Z"
+                     *           "occurredAt": "2026-01-15T10:00:00.000Z",
+                     *           "details": {
+                     *             "from": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "to": {
+                     *               "name": "Ada Lovelace",
+                     *               "email": "ada@example.com"
+                     *             },
+                     *             "by": "sender",
+                     *             "reason": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -12857,6 +13398,8 @@ export interface operations {
                         reminders?: components["schemas"]["RemindersInput"] | null;
                         /** @description Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default */
                         expiryWarningDays?: number | null;
+                        /** @description true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false */
+                        allowDelegation?: boolean;
                         /** @description Values for template fields, by fieldId (as a string): "3": "ACME Ltd". Every key must be a field of the template. */
                         prefill?: {
                             [key: string]: string;

@@ -89,10 +89,15 @@ export type CreateDocumentInput = {
   reminders?: ReminderSchedule | null;
   /** One warning, this many days before expiresAt, to whoever must still act (none when absent). */
   expiryWarningDays?: number | null;
+  /** Recipients may hand the document to someone else from the signing page (delegation). */
+  allowDelegation?: boolean;
   testSend: boolean;
   expiresAt: Date;
   draft: boolean;
 };
+
+/** Who takes a recipient's place, and who decided: the sender (reassignment) or the recipient (delegation). */
+export type HandoverInput = { name: string; email: string; by: 'sender' | 'recipient'; reason?: string | null; client?: { ip: string; userAgent: string | null } };
 
 /**
  * A create whose slow part is done (the document stored, links minted) and whose rows are still to be
@@ -156,6 +161,14 @@ export interface SigningEngine {
    */
   sendDueReminders?(tx: Tx, engineEnvelopeId: string, opts: { defaultLocale: string | null }): Promise<SentReminder[]>;
   reissueLink?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string): Promise<{ signingUrl: string; invited: boolean }>;
+  /**
+   * Puts another person in one recipient's place (who has not acted): their fields follow the place,
+   * the old link is revoked, consent and any email verification start over, and the new person is
+   * invited when it is their turn (`invited`). Records the hand-over (the certificate lists it) unless
+   * the document is a DRAFT, where it is a plain edit. Throws ALREADY_ACTED, RECIPIENT_EMAIL_TAKEN,
+   * HANDOVER_LIMIT_REACHED. Absent when the engine cannot (Documenso).
+   */
+  replaceRecipient?(tx: Tx, engineEnvelopeId: string, engineRecipientId: string, to: HandoverInput): Promise<{ signingUrl: string; invited: boolean; from: { name: string; email: string } }>;
   /** A remote engine is called with no transaction open (a job), and must find its work done when repeated. */
   cancel(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
   /** A remote engine is called with no transaction open, and must find its work done when repeated. */

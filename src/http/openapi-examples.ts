@@ -26,5 +26,6 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
       { recipients: [{ id: 1, email: 'charles@example.com', name: 'Charles Babbage' }], title: 'Mutual NDA: Babbage' },
     ],
   },
+  reassignRecipient: { name: 'Grace Hopper', email: 'grace@example.com' },
   verifyAuthSignature: { walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', nonce: 'a1b2c3d4e5f6a7b8', signature: '0x…' },
 };

@@ -281,6 +281,18 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
     }
   }
 
+  if (data.handovers?.length) {
+    // Whoever signed in a place may not be whom the sender first named: each hand-over, who decided it, and when.
+    w.heading(`Hand-overs (${data.handovers.length})`);
+    data.handovers.forEach((h, i) => {
+      w.ensure(44);
+      w.text(`${i + 1}. ${h.by === 'sender' ? 'Reassigned by the sender' : 'Delegated by the recipient'}, ${utcTime(h.at)}`, { role: 'bold', size: 9.5 });
+      w.field('From', `${h.from.name} <${h.from.email}>`, { indent: 12 });
+      w.field('To', `${h.to.name} <${h.to.email}>`, { indent: 12 });
+      if (h.reason) w.field('Reason', h.reason, { indent: 12 });
+    });
+  }
+
   w.heading(`Event log (${data.events.length}, times in UTC)`);
   const widths = [130, 125, 150, CONTENT_WIDTH - 405];
   w.row(['Time (UTC)', 'Event', 'Recipient', 'IP address'], widths, { role: 'bold', color: GREY });

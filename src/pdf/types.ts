@@ -84,6 +84,8 @@ export type CertificateData = {
     actions?: CertificateAction[];
   }[];
   events: { at: string; event: string; recipientEmail: string | null; ip: string | null }[];
+  /** Each time a recipient's place passed to another person: reassigned by the sender or delegated by the recipient. */
+  handovers?: { at: string; by: 'sender' | 'recipient'; from: { name: string; email: string }; to: { name: string; email: string }; reason: string | null }[];
   /** A test-mode send (free, outbox mail only): the certificate and the signature's reason say TEST. */
   test?: boolean;
   /** `$PUBLIC_URL/verify-document`, printed on the certificate: where anyone can check the sealed file. */

@@ -3,7 +3,7 @@ import { customers } from './customers.js';
 
 /** Who asked for a bulk send: its rows are created by jobs, on the caller's behalf and at its price. */
 export type BulkSendCaller = {
-  via: 'api_key' | 'wallet_jwt' | 'session' | 'prepare_link';
+  via: 'api_key' | 'wallet_jwt' | 'session' | 'prepare_link' | 'signing_link';
   keyId: string | null;
   keyPrefix?: string;
   walletAddress?: string;

@@ -2,6 +2,9 @@ import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { customers } from './customers.js';
 
+/** The particulars of a listed event: a recipient's place passing from one person to another. */
+export type EventDetails = { from: { name: string; email: string }; to: { name: string; email: string }; by: 'sender' | 'recipient'; reason?: string };
+
 /** The service's stored copy of an envelope. The engine is authoritative for live status. */
 export const envelopes = pgTable(
   'envelopes',
@@ -100,6 +103,8 @@ export const envelopeEvents = pgTable(
     /** DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED */
     eventType: text('event_type').notNull(),
     recipientEmail: text('recipient_email'),
+    /** A hand-over's particulars (RECIPIENT_REASSIGNED, RECIPIENT_DELEGATED): who from, who to, by whom. */
+    details: jsonb('details').$type<EventDetails>(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('envelope_events_envelope_idx').on(t.envelopeId, t.id)],

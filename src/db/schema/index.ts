@@ -17,3 +17,4 @@ export * from './secrets.js';
 export * from './prepare-links.js';
 export * from './embed.js';
 export * from './bulk-sends.js';
+export * from './handovers.js';

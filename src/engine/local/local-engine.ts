@@ -10,6 +10,7 @@ import { actionOf, type Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
 import { currentTurn } from './turns.js';
 import { createLocalReminders } from './reminders.js';
+import { createHandoversRepo, createRecipientReplacement } from './handovers.js';
 
 export const SEAL_JOB = 'engine.seal';
 /** A purged document's files are deleted by this job (purge-job.ts), after the purge commits. */
@@ -58,6 +59,9 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   async function fillTokenHashes(tx: DbOrTx, rows: Pick<RecipientRow, 'id' | 'linkSalt' | 'tokenHash'>[]): Promise<void> {
     for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
   }
+
+  const handovers = createHandoversRepo();
+  const replace = createRecipientReplacement({ repo, handovers, tokens, notifier, linkOf });
 
   const missing = (version: 'signed' | 'original'): never => {
     throw new AppError('DOWNLOAD_FAILED', version === 'signed' ? 'The signing engine has no sealed PDF for this envelope' : 'The signing engine has no document for this envelope');
@@ -158,7 +162,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           pages: input.document.info.pages,
           testSend: input.testSend,
           // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-          meta: { ...input.meta, ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}), ...(input.reminders ? { reminders: input.reminders } : {}), ...(input.expiryWarningDays ? { expiryWarningDays: input.expiryWarningDays } : {}) },
+          meta: { ...input.meta, ...(input.allowDelegation ? { allowDelegation: true as const } : {}), ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}), ...(input.reminders ? { reminders: input.reminders } : {}), ...(input.expiryWarningDays ? { expiryWarningDays: input.expiryWarningDays } : {}) },
           expiresAt: input.expiresAt,
         },
         recipients,
@@ -231,6 +235,10 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       return { signingUrl, invited };
     },
 
+    async replaceRecipient(tx, engineEnvelopeId, engineRecipientId, to) {
+      return replace(tx, await requireDocument(tx, engineEnvelopeId, true), engineRecipientId, to);
+    },
+
     async cancel(tx, engineEnvelopeId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       await repo.updateDocument(tx, doc.id, { status: 'CANCELLED' });
@@ -299,6 +307,8 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
   return {
     engine,
+    /** Who held each recipient's place before (the certificate, a delegator's old link). */
+    handovers,
     linksOf,
     revokeLink,
     /** Queues sealing once the last signer signed; the seal job completes the document. */

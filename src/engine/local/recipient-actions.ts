@@ -87,6 +87,12 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       return repo.recipientByTokenHash(tx, deps.tokens.hash(token));
     },
 
+    /** Whether an unknown token is a delegator's old link (its recipient handed the document on). */
+    async handedOver(tx: DbOrTx, token: string): Promise<boolean> {
+      if (!TOKEN_PATTERN.test(token)) return false;
+      return (await deps.local.handovers.byOldTokenHash(tx, deps.tokens.hash(token))) !== undefined;
+    },
+
     async load(tx: DbOrTx, recipient: RecipientRow, lock: boolean) {
       const doc = (await repo.document(tx, recipient.documentId, lock))!;
       const recipients = await repo.recipients(tx, doc.id);

@@ -10,6 +10,9 @@ import type { BlobStorage } from '../../providers/storage/index.js';
 import { SEAL_JOB, documentKey } from './local-engine.js';
 import type { LocalEngineRepo } from './local-engine.repo.js';
 import type { Notifier } from './notifications.js';
+import { createHandoversRepo, handoversForCertificate } from './handovers.js';
+
+const handoversRepo = createHandoversRepo();
 
 /** The engine events that are a recipient's own doing, printed under their name on the certificate. */
 const RECIPIENT_ACTIONS = new Set(['VIEWED', 'RECIPIENT_VERIFIED', 'CONSENTED', 'SIGNED', 'APPROVED', 'REJECTED']);
@@ -49,7 +52,7 @@ export function sealJob(deps: {
     async handle({ documentId }) {
       const doc = await repo.document(deps.db, documentId);
       if (!doc || doc.status !== 'SEALING') return;
-      const [recipients, fields, events] = await Promise.all([repo.recipients(deps.db, doc.id), repo.fields(deps.db, doc.id), repo.events(deps.db, doc.id)]);
+      const [recipients, fields, events, handovers] = await Promise.all([repo.recipients(deps.db, doc.id), repo.fields(deps.db, doc.id), repo.events(deps.db, doc.id), handoversRepo.ofDocument(deps.db, doc.id)]);
       const original = await storage.get(doc.originalKey);
       if (!original) throw new Error(`original PDF of ${doc.id} is missing`);
 
@@ -86,6 +89,7 @@ export function sealJob(deps: {
             .map((e) => ({ event: e.event, at: e.at.toISOString(), ip: e.ip, userAgent: e.userAgent })),
         })),
         events: events.map((e) => ({ at: e.at.toISOString(), event: e.event, recipientEmail: e.recipientId ? (byId.get(e.recipientId)?.email ?? null) : null, ip: e.ip })),
+        ...(handovers.length ? { handovers: handoversForCertificate(handovers) } : {}),
         test: doc.testSend,
         verificationUrl: deps.verificationUrl,
         senderName: doc.meta.senderName ?? null,

@@ -1,4 +1,4 @@
-import type { EngineFieldInput } from '../../engine/engine.js';
+import type { EngineFieldInput, SigningEngine } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
 import { markerFieldPlacements } from '../../pdf/marker-fields.js';
 import type { PreparedDocument } from '../../pdf/types.js';
@@ -102,4 +102,10 @@ export function planFields(payload: TCreatePayload, emails: Map<string, number>,
       return { recipientEmail: r.email, type: m.type, page: m.page, x, y, width, height, required: m.type !== 'CHECKBOX', options: null, hide: m };
     }),
   };
+}
+
+/** allowDelegation at create: refused up front where the engine cannot hand a place over (Documenso). */
+export function requireDelegable(engine: Pick<SigningEngine, 'replaceRecipient'>, allow: boolean | undefined): boolean {
+  if (allow && !engine.replaceRecipient) throw new AppError('NOT_SUPPORTED_BY_ENGINE', 'allowDelegation: the documenso signing engine keeps its recipients itself, so recipients cannot delegate; leave allowDelegation unset');
+  return allow === true;
 }

@@ -126,6 +126,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
               event: eventNameOf(ev.eventType),
               recipientEmail: ev.recipientEmail,
               occurredAt: ev.occurredAt.toISOString(),
+              ...(ev.details ? { details: ev.details } : {}),
             })),
           }
         : {}),

@@ -202,6 +202,7 @@ export function createEnvelopesRepo() {
         envelopeId: r.envelope_id,
         eventType: r.event_type,
         recipientEmail: r.recipient_email,
+        details: null,
         occurredAt: new Date(r.occurred_at),
       }));
     },

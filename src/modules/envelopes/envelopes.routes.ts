@@ -21,6 +21,8 @@ import {
   ZField,
   ZListQuery,
   ZLinkReissued,
+  ZReassignBody,
+  ZRecipientReplaced,
   ZLiveStatus,
   ZRecipientParam,
   ZResendResult,
@@ -32,11 +34,13 @@ import {
 import type { EnvelopesService } from './envelopes.service.js';
 import type { FieldEdits } from './field-edits.js';
 import type { RecipientLinks } from './recipient-links.js';
+import type { RecipientHandover } from './recipient-handover.js';
 
 export type RouteDeps = {
   db: Db;
   envelopes: EnvelopesService;
   links: RecipientLinks;
+  handover: RecipientHandover;
   fieldEdits: FieldEdits;
   commitMutation: CommitMutation;
   maxPdfBytes: number;
@@ -233,6 +237,26 @@ export function envelopesRoutes(deps: RouteDeps) {
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.links.reissue(tx, requestContext(request), request.params.id, request.params.recipient) })),
+    });
+
+    r.patch('/v1/envelopes/:id/recipients/:recipient', {
+      config: { auth: 'customer', idempotency: 'optional' },
+      schema: {
+        operationId: 'reassignRecipient',
+        tags,
+        summary: 'Replace a recipient who has not acted (new name and/or email); on a DRAFT, edit them',
+        description:
+          "The new person takes the recipient's place: their fields, role and place in the signing order. The old link stops working at once (404 SIGNING_LINK_INVALID), consent starts over, and the new person is emailed an invitation with their own link when it is their turn (none with embedded delivery). A verification-gated place gets a new verification for the new address, charged like the first (USD 0.50). The event list shows RECIPIENT_REASSIGNED with from, to and by; the audit certificate lists the hand-over; webhooks that name envelope.recipient_replaced are told. Refused when the recipient signed, approved or declined (409 ALREADY_ACTED), when another recipient has the new email (409 RECIPIENT_EMAIL_TAKEN), after 5 replacements of one recipient or 50 hand-overs of one envelope (409 HANDOVER_LIMIT_REACHED), and on an ended envelope (400 ENVELOPE_ALREADY_COMPLETE, 400 ENVELOPE_CANCELLED, 409 INVALID_STATE). On a DRAFT it is a plain edit (no event, no email, not counted). Free but for a gated place's verification; an Idempotency-Key makes a retry answer the same. Not available with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE).",
+        security: [...SECURITY.mutate],
+        params: ZRecipientParam,
+        body: ZReassignBody,
+        response: {
+          200: ZRecipientReplaced,
+          ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ALREADY_ACTED', 'RECIPIENT_EMAIL_TAKEN', 'HANDOVER_LIMIT_REACHED', 'ENVELOPE_ALREADY_COMPLETE', 'ENVELOPE_CANCELLED', 'INVALID_STATE', 'NOT_SUPPORTED_BY_ENGINE', 'INSUFFICIENT_BALANCE', 'INSUFFICIENT_CREDITS', 'SANDBOX_LIMIT_REACHED', 'X402_NOT_APPLICABLE']),
+        },
+      },
+      handler: (request, reply) =>
+        commitMutation(request, reply, async (tx) => ({ status: 200, body: await deps.handover.reassign(tx, requestContext(request), request.params.id, request.params.recipient, request.body) })),
     });
 
     r.get('/v1/envelopes/:id/download', {

@@ -97,6 +97,10 @@ export const ZCreatePayload = z.object({
   draft: z.boolean().optional(),
   reminders: ZReminders.nullable().optional().describe("Automatic reminders (see Reminders); null: none; absent: the account's default (PATCH /v1/account). Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE)"),
   expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe("Days before expiresAt to warn whoever must still act, once; null: no warning; absent: the account's default. Not with the documenso engine (400 NOT_SUPPORTED_BY_ENGINE)"),
+  allowDelegation: z
+    .boolean()
+    .optional()
+    .describe('true: a SIGNER or APPROVER may hand the document to someone else from the signing page ("I am not the right person": name and email of the delegate); the delegate gets their own link and the old one stops working. Default false'),
 });
 export type TCreatePayload = z.infer<typeof ZCreatePayload>;
 
@@ -177,11 +181,21 @@ export const ZRecipientStatus = z
   })
   .meta({ id: 'RecipientStatus' });
 
+export const ZHandoverDetails = z
+  .object({
+    from: z.object({ name: z.string(), email: z.string() }).describe('Who held the place before'),
+    to: z.object({ name: z.string(), email: z.string() }).describe('Who holds it now'),
+    by: z.enum(['sender', 'recipient']).describe('sender: reassigned through PATCH /v1/envelopes/{id}/recipients/{recipient}; recipient: delegated from the signing page'),
+    reason: z.string().optional().describe("The delegator's reason, when they gave one"),
+  })
+  .meta({ id: 'HandoverDetails' });
+
 export const ZEvent = z.object({
-  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail; webhook envelope.reminder_sent, delivered only to registrations that name it)'),
-  event: z.string().describe('The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED'),
+  eventType: z.string().describe('DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event), RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED (an automatic reminder or the expiry warning was emailed to recipientEmail), RECIPIENT_REASSIGNED (the sender replaced a recipient) and RECIPIENT_DELEGATED (a recipient handed the document to someone else)'),
+  event: z.string().describe('The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks; envelope.reminder_sent for RECIPIENT_REMINDED and RECIPIENT_EXPIRY_WARNED and envelope.recipient_replaced for both hand-overs, each delivered only to webhooks that name it'),
   recipientEmail: z.string().nullable(),
   occurredAt: z.string(),
+  details: ZHandoverDetails.optional().describe('RECIPIENT_REASSIGNED and RECIPIENT_DELEGATED only: who handed the place to whom, and who decided (their recipientEmail is the new person)'),
 });
 
 export const ZEnvelope = z
@@ -234,6 +248,23 @@ export const ZLinkReissued = z.object({
   envelopeId: z.uuid(),
   recipient: z.object({ name: z.string(), email: z.string(), role: z.enum(ROLES), signingUrl: z.string().describe('The new link; the old one no longer opens anything') }),
   invitationSent: z.boolean().describe('Whether the recipient is emailed an invitation with the new link: yes when they had been invited and have not acted yet; otherwise their turn\'s invitation will carry it'),
+});
+
+export const ZReassignBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    email: z.email().max(320).optional(),
+  })
+  .strict()
+  .refine((b) => b.name !== undefined || b.email !== undefined, { message: 'give name and/or email' });
+export type TReassignBody = z.infer<typeof ZReassignBody>;
+
+export const ZRecipientReplaced = z.object({
+  envelopeId: z.uuid(),
+  recipient: z.object({ name: z.string(), email: z.string(), role: z.enum(ROLES), signingUrl: z.string().describe("The new person's link; the old one no longer opens anything") }),
+  previous: z.object({ name: z.string(), email: z.string() }).describe('Who held the place before'),
+  invitationSent: z.boolean().describe('Whether the new person is emailed an invitation now: yes when it is their turn on a sent envelope (email delivery); otherwise their turn\'s invitation (or the draft\'s send) carries the link'),
+  verificationId: z.string().nullable().describe('A verification-gated place: the new verification of the new address (charged like the first); null otherwise, and for a DRAFT (its send creates it)'),
 });
 
 export const ZResendResult = z.object({ success: z.literal(true), resentTo: z.array(z.object({ name: z.string(), email: z.string() })) });

@@ -9,7 +9,7 @@ import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
-import { checkRecipients, fieldToEngine, invalid, planFields, requireSignatureFields } from './envelope-plan.js';
+import { checkRecipients, fieldToEngine, invalid, planFields, requireDelegable, requireSignatureFields } from './envelope-plan.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
 import { CANCEL_JOB, createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 import { createRemoteResend, requireRemindable, type Reminded } from './envelope-resend.js';
@@ -157,7 +157,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
         recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
         fields: planned.fields,
         meta: payload.meta ?? {},
-        delivery: payload.delivery ?? 'email',
+        delivery: payload.delivery ?? 'email', allowDelegation: requireDelegable(engine, payload.allowDelegation),
         // Copied onto the document: what recipients are shown and agree to stays as it was at create.
         ...accountSettings(payload, standing ?? (await deps.senderOf(ctx.actor.customerId)), engine), // no check read it: a draft, x402
         testSend,

@@ -23,12 +23,16 @@ export const LISTED_ONLY_EVENT_NAMES = {
 /**
  * Webhook events beyond SPEC.md's seven: delivered only to registrations that name them (`"*"` keeps
  * meaning the seven, so existing receivers get nothing new), and listed on GET /v1/envelopes/{id}.
+ * A recipient's place handed to another person, by the sender (reassignment) or by the recipient
+ * (delegation), is one webhook event.
  */
 export const OPT_IN_EVENT_NAMES = {
   /** An automatic reminder was emailed to a recipient who must still act (kind `reminder`). */
   RECIPIENT_REMINDED: 'envelope.reminder_sent',
   /** The one warning before expiresAt was emailed to a recipient who must still act (kind `expiry_warning`). */
   RECIPIENT_EXPIRY_WARNED: 'envelope.reminder_sent',
+  RECIPIENT_REASSIGNED: 'envelope.recipient_replaced',
+  RECIPIENT_DELEGATED: 'envelope.recipient_replaced',
 } as const;
 
 /** A bulk send ended (completed or cancelled): opt-in too; its body names the bulk send and its counts. */

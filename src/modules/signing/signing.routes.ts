@@ -27,6 +27,7 @@ const ZTimeZone = z
 // No body at all is a consent with no time zone.
 const ZConsent = z.object({ timeZone: ZTimeZone.nullable().optional() }).nullish();
 const ZConfirmCode = z.object({ code: z.string().trim().min(1).max(32) });
+const ZDelegate = z.object({ name: z.string().trim().min(1).max(200), email: z.email().max(320), reason: z.string().trim().max(500).optional() }).strict();
 
 const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
 
@@ -66,6 +67,12 @@ export function signingRoutes(deps: { signing: SigningService }) {
     r.post('/sign/:token/consent', { schema: { hide: true, params: ZToken, body: ZConsent } }, async (request, reply) => {
       reply.header('cache-control', 'no-store');
       return deps.signing.consent(request.params.token, request.body?.timeZone ?? null, client(request));
+    });
+
+    // "I am not the right person": hand the document to someone else, where the envelope allows it.
+    r.post('/sign/:token/delegate', { schema: { hide: true, params: ZToken, body: ZDelegate } }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return deps.signing.delegate(request.params.token, { name: request.body.name, email: request.body.email, reason: request.body.reason || null }, client(request));
     });
 
     r.post('/sign/:token/reject', { schema: { hide: true, params: ZToken, body: ZReject } }, async (request) =>

@@ -17,6 +17,8 @@ import { sha256Hex } from '../../lib/crypto.js';
 import { maskEmail } from '../../providers/identity/index.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
+import type { RecipientHandover } from '../envelopes/recipient-handover.js';
+import { assertCanDelegate, canDelegate } from './delegation.js';
 import { DEFAULT_CONSENT_TEXT } from './consent-text.js';
 
 /**
@@ -62,6 +64,7 @@ function beforeTheCode(doc: DocumentRow, me: RecipientRow) {
     sender: null,
     expiresAt: null,
     fields: [],
+    delegation: { allowed: false },
     pages: [],
     documentUrl: null,
     downloadUrl: null,
@@ -75,13 +78,20 @@ export function createSigningService(deps: {
   sync: Pick<EnvelopeSync, 'lockAndSync'>;
   views: DocumentViews;
   verifications: Pick<VerificationsService, 'requestRecipientCode' | 'confirmRecipientCode'>;
+  handover: Pick<RecipientHandover, 'delegate'>;
 }) {
   const { actions } = deps;
+
+  /** Why a token opens nothing: its recipient handed the document on (410), or it is unknown or revoked (404). */
+  const unknownLink = async (tx: Tx, token: string) =>
+    (await actions.handedOver(tx, token))
+      ? new AppError('SIGNING_LINK_HANDED_OVER', 'This document was handed to someone else: this link no longer opens it')
+      : new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
 
   async function withRecipient<T>(token: string, work: (tx: Tx, ctx: Awaited<ReturnType<RecipientActions['load']>>) => Promise<T>, opts: { distribute?: boolean } = {}): Promise<T> {
     return deps.db.transaction(async (tx) => {
       const recipient = await actions.recipientOf(tx, token);
-      if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
+      if (!recipient) throw await unknownLink(tx, token);
       // Signing a PENDING envelope distributes it first, synced on its own so the stored copy moves
       // PENDING → SENT (envelope.sent) before the signature's move; a refused action rolls both back.
       if (opts.distribute) await deps.sync.lockAndSync(tx, recipient.documentId, async () => actions.distributeOnAction(tx, await actions.load(tx, recipient, true)));
@@ -126,6 +136,8 @@ export function createSigningService(deps: {
             options: f.options,
             value: actions.prefill(me, f),
           })),
+          // "I am not the right person": offered where the sender allowed it and this recipient may still act.
+          delegation: { allowed: canDelegate(doc, me, recipients) },
           pages: doc.pages.map((p) => ({ width: p.width, height: p.height })),
           // None after an end that serves no document: the page then shows why, and offers no download.
           documentUrl: servesDocument(doc) ? `/sign/${token}/document` : null,
@@ -144,7 +156,7 @@ export function createSigningService(deps: {
     async document(token: string, opts: { asSender?: boolean } = {}): Promise<DocumentStream> {
       const { documentId, view } = await deps.db.transaction(async (tx) => {
         const recipient = await actions.recipientOf(tx, token);
-        if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
+        if (!recipient) throw await unknownLink(tx, token);
         const { doc, me, recipients } = await actions.load(tx, recipient, false);
         if (doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
         if (!servesDocument(doc)) throw new AppError('ENVELOPE_NOT_ACTIVE', `The envelope is ${endedReason(doc)}`);
@@ -216,6 +228,24 @@ export function createSigningService(deps: {
       return withRecipient(token, async (tx, ctx) => {
         const consentedAt = await actions.consent(tx, ctx, { textSha256: sha256Hex(consentTextOf(ctx.doc)), timeZone }, client);
         return { consented: true as const, consentedAt: consentedAt.toISOString() };
+      });
+    },
+
+    /**
+     * The recipient hands the document to someone else (the envelope allows it): the delegate is
+     * invited with a link of their own, and this link answers 410 SIGNING_LINK_HANDED_OVER from then on.
+     */
+    async delegate(token: string, to: { name: string; email: string; reason?: string | null }, client: ClientInfo) {
+      return deps.db.transaction(async (tx) => {
+        const recipient = await actions.recipientOf(tx, token);
+        if (!recipient) throw await unknownLink(tx, token);
+        const check = async () => {
+          const ctx = await actions.load(tx, recipient, true);
+          assertCanDelegate(ctx, to.email);
+          return String(ctx.me.id);
+        };
+        const done = await deps.handover.delegate(tx, recipient.documentId, check, { name: to.name, email: to.email, reason: to.reason ?? null, client });
+        return { delegated: true as const, to: { name: done.recipient.name, email: done.recipient.email }, invitationSent: done.invitationSent };
       });
     },
 

@@ -47,6 +47,7 @@ export const ZFromTemplate = z.object({
   meta: ZMeta.optional().describe("Overrides the template's meta key by key"),
   reminders: ZReminders.nullable().optional().describe("Automatic reminders (see Reminders); null: none; absent: the account's default"),
   expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe("Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default"),
+  allowDelegation: z.boolean().optional().describe('true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false'),
 });
 export type TFromTemplate = z.infer<typeof ZFromTemplate>;
 

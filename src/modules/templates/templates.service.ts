@@ -165,6 +165,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
         meta: { ...row.meta, ...input.meta },
         reminders: input.reminders,
         expiryWarningDays: input.expiryWarningDays,
+        allowDelegation: input.allowDelegation,
       };
       const prepared = async () => {
         const bytes = await deps.storage.get(row.documentKey);

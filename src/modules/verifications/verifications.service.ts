@@ -125,10 +125,10 @@ export function createVerificationsService(deps: VerificationsDeps) {
       return new Map(rows.map((r) => [r.engineRecipientId!, { verificationId: r.id, chargedMicros: r.chargedMicros, verified: r.status === 'verified' }]));
     },
 
-    /** An envelope ended: its gated recipients' verifications still pending can no longer unlock anything. */
-    async cancelGates(tx: Tx, engineRecipientIds: string[]): Promise<void> {
+    /** An envelope ended (or a gated recipient was replaced): their verifications still pending can no longer unlock anything. */
+    async cancelGates(tx: Tx, engineRecipientIds: string[], reason: 'envelope_ended' | 'recipient_replaced' = 'envelope_ended'): Promise<void> {
       for (const r of await repo.cancelPendingOfRecipients(tx, engineRecipientIds)) {
-        await deps.audit.operator(tx, SYSTEM, { customerId: r.customerId, action: 'verification.cancel', resourceType: 'verification', resourceId: r.id, metadata: { reason: 'envelope_ended' } });
+        await deps.audit.operator(tx, SYSTEM, { customerId: r.customerId, action: 'verification.cancel', resourceType: 'verification', resourceId: r.id, metadata: { reason } });
       }
     },
 

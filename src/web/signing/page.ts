@@ -7,9 +7,10 @@
 import { messagesFor, messagesJson } from '../../i18n/catalogue.js';
 import { DEFAULT_LOCALE, type Locale, textDirection } from '../../i18n/locales.js';
 import { escapeHtml, pageHead } from '../html.js';
+import { renderDelegation } from './delegation-dialog.js';
 
 /** The catalogue namespaces the page's script formats (signing.json, signing-<feature>.json…). */
-export const SIGNING_PAGE_MESSAGES = ['signing'];
+export const SIGNING_PAGE_MESSAGES = ['signing', 'signing-delegation'];
 
 /**
  * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline
@@ -93,6 +94,8 @@ export function renderSigningPage(o: SigningPageOptions): string {
     <blockquote id="sender-message" class="message" data-testid="sender-message" hidden></blockquote>
     <p id="deadline-line" class="deadline" data-testid="deadline-line" hidden></p>
   </section>
+
+  ${renderDelegation(locale, token)}
 
   <div id="status-banner" class="banner" role="status" aria-live="polite" data-testid="status-banner" hidden></div>
 

@@ -50,9 +50,11 @@ const createInput = (maxPdfBytes: number) => ({
     "Automatic reminder emails to whoever must still act: {firstAfterDays 1-60, everyDays 1-60, max 0-10}, e.g. {firstAfterDays: 3, everyDays: 2, max: 3}; null: none; absent: the account's default",
   ),
   expiryWarningDays: ZCreatePayload.shape.expiryWarningDays.describe("One warning email this many days (1-60) before expiresAt to whoever must still act; null: none; absent: the account's default"),
+  allowDelegation: ZCreatePayload.shape.allowDelegation,
 });
 
-const payloadOf = (args: Pick<TCreatePayload, 'title' | 'recipients' | 'fields' | 'meta' | 'storageExpiryDays' | 'expiresAt' | 'reminders' | 'expiryWarningDays'>): TCreatePayload => ({
+const payloadOf = (args: Pick<TCreatePayload, 'title' | 'recipients' | 'fields' | 'meta' | 'storageExpiryDays' | 'expiresAt' | 'reminders' | 'expiryWarningDays' | 'allowDelegation'>): TCreatePayload => ({
+  allowDelegation: args.allowDelegation,
   title: args.title,
   recipients: args.recipients,
   fields: args.fields,

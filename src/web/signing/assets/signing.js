@@ -3,6 +3,7 @@
 import { askConsent, closeConsent, showRequest } from './consent.js';
 import { copyLink, showOutcome } from './done.js';
 import { notifyParent } from './embed-events.js';
+import { offerDelegation } from './delegation.js';
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
 import { createSignatureDialog } from './signature-dialog.js';
@@ -43,12 +44,7 @@ async function call(target, { method = 'GET', body } = {}) {
     credentials: 'same-origin',
     cache: 'no-store',
   });
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    data = null;
-  }
+  const data = await response.json().catch(() => null);
   return { status: response.status, ok: response.ok, body: data };
 }
 
@@ -130,6 +126,7 @@ async function loadSession() {
   } catch {
     return { error: 'The server could not be reached. Check your connection and reload the page.' };
   }
+  if (result.body?.code === 'SIGNING_LINK_HANDED_OVER') return { error: t('signing-delegation.handedOver'), fatal: true, title: t('signing-delegation.handedOverTitle') };
   if (result.status === 404) return { error: 'This signing link is not valid or no longer active. Ask the sender for a new one.', fatal: true };
   if (!result.ok || !result.body?.envelope) return { error: result.body?.error ?? `The document could not be loaded (HTTP ${result.status}). Reload the page to try again.` };
   return { session: result.body };
@@ -317,7 +314,7 @@ function wireDecline(layer) {
 }
 
 async function main() {
-  let { session, error, fatal } = await loadSession();
+  let { session, error, fatal, title } = await loadSession();
   // A gated recipient confirms their email address first; until then the server tells the page nothing
   // about the document (not its title, not who is on it), only where the code goes.
   if (session?.reason === 'verification_required') {
@@ -332,7 +329,7 @@ async function main() {
     if (session?.canAct) say('success', 'Email address confirmed. Review the document and sign.');
   }
   if (!session) {
-    $('document-title').textContent = fatal ? 'Link not valid' : 'Document unavailable';
+    $('document-title').textContent = title ?? (fatal ? 'Link not valid' : 'Document unavailable');
     $('document-loading')?.remove();
     documentArea.setAttribute('aria-busy', 'false');
     notifyParent('error');
@@ -342,6 +339,7 @@ async function main() {
   notifyParent('ready');
   showHeader(session);
   showRequest(session);
+  offerDelegation(session, { call, say, done: () => { closeConsent(); actionBar.hidden = documentArea.hidden = true; root.dataset.outcome = 'delegated'; } });
   // Before any action but declining, the recipient agrees to electronic records and signatures (once).
   if (session.canAct && session.consent && !session.consent.given) {
     documentArea.hidden = true;
