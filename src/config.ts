@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { SIGNING_ENV, signingConfig, type SigningConfig } from './config-signing.js';
+import { ATTACHMENT_ENV, attachmentsConfig, type AttachmentsConfig } from './config-attachments.js';
 import { signingCertAllowSelfSigned } from './config-cert.js';
 import { s3Config, type S3Config } from './config-storage.js';
 import { x402Config, type X402Config } from './config-x402.js';
@@ -82,6 +83,7 @@ const ZEnv = z.object({
   SIGNING_CERT_P12_PATH: optional(z.string()),
   SIGNING_CERT_PASSPHRASE: optional(z.string()),
   ...SIGNING_ENV,
+  ...ATTACHMENT_ENV,
   SIGNING_CERT_ALLOW_SELF_SIGNED: bool.default(false),
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
@@ -174,6 +176,8 @@ export type Config = Readonly<{
   signingCertPassphrase: string | undefined;
   /** PAdES level, timestamp authorities and revocation fetching (config-signing.ts). */
   signing: SigningConfig;
+  /** Signer attachments: sizes, pages, uploads, what a completion email carries (config-attachments.ts). */
+  attachments: AttachmentsConfig;
   /** An operator's self-signed P12 is refused at start unless this is set. */
   signingCertAllowSelfSigned: boolean;
   pdfParseTimeoutMs: number;
@@ -353,6 +357,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingCertP12Path: e.SIGNING_CERT_P12_PATH,
     signingCertPassphrase: e.SIGNING_CERT_PASSPHRASE,
     signing,
+    attachments: attachmentsConfig(e),
     signingCertAllowSelfSigned: allowSelfSigned,
     pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,

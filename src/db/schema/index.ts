@@ -16,3 +16,4 @@ export * from './card-reversals.js';
 export * from './secrets.js';
 export * from './prepare-links.js';
 export * from './embed.js';
+export * from './attachments.js';

@@ -18,6 +18,7 @@ import { maskEmail } from '../../providers/identity/index.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { DEFAULT_CONSENT_TEXT } from './consent-text.js';
+import { attachmentDto, claimedType, type AttachmentUpload, type SignerAttachments } from '../../engine/local/signer-attachments.js';
 
 /**
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
@@ -75,6 +76,7 @@ export function createSigningService(deps: {
   sync: Pick<EnvelopeSync, 'lockAndSync'>;
   views: DocumentViews;
   verifications: Pick<VerificationsService, 'requestRecipientCode' | 'confirmRecipientCode'>;
+  attachments: SignerAttachments;
 }) {
   const { actions } = deps;
 
@@ -125,6 +127,7 @@ export function createSigningService(deps: {
             required: f.required,
             options: f.options,
             value: actions.prefill(me, f),
+            ...(f.type === 'FILE' ? { attachment: ((a) => (a ? attachmentDto(a) : null))(ctx.attachments.find((a) => a.fieldId === f.id)) } : {}),
           })),
           pages: doc.pages.map((p) => ({ width: p.width, height: p.height })),
           // None after an end that serves no document: the page then shows why, and offers no download.
@@ -171,6 +174,34 @@ export function createSigningService(deps: {
         // sweep, which checks for references, decides then.
         if (imageKey && err instanceof AppError) await actions.discardSignatureImage(imageKey);
         throw err;
+      }
+    },
+
+    /**
+     * A FILE field's attachment. Refusals that need no file come first (the link, the turn, the field,
+     * the sizes, the upload count); then the sandbox checks the bytes and the store takes them, outside
+     * any transaction; then the row, under the envelope lock, replacing the field's earlier file, whose
+     * blob is deleted once that commits. A refused row deletes the new blob at once.
+     */
+    async attach(token: string, fieldId: number, upload: AttachmentUpload | undefined, client: ClientInfo) {
+      if (!upload) throw new AppError('MISSING_FILE', 'Send multipart/form-data with the file as its `file` part');
+      const type = claimedType(upload);
+      const recipient = await actions.recipientOf(deps.db, token);
+      if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
+      const before = await actions.load(deps.db, recipient, false);
+      if (before.doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
+      await deps.attachments.plan(deps.db, before, fieldId, upload.size);
+      const stored = await deps.attachments.store(before, upload, type);
+      let replaced: string | undefined;
+      try {
+        const { attachment, replaced: old } = await withRecipient(token, (tx, ctx) => deps.attachments.record(tx, ctx, fieldId, stored, client), { distribute: true });
+        replaced = old?.blobKey;
+        return attachmentDto(attachment);
+      } catch (err) {
+        if (err instanceof AppError) await deps.attachments.discard(stored.blobKey);
+        throw err;
+      } finally {
+        if (replaced) await deps.attachments.discard(replaced);
       }
     },
 
