@@ -68,13 +68,15 @@ export function wireFileControl(w, { url, done, showError }) {
       if (!response.ok) throw Object.assign(new Error(answer.error ?? 'upload failed'), { code: answer.code, maxBytes: answer.maxBytes });
       w.attachment = answer;
       showAttachment(w);
-    } catch (err) {
-      showAttachment(w);
-      const key = CODE_MESSAGES[err.code] ?? 'errorGeneric';
-      showError(t(`signing-attachments.${key}`, { max: formatSize(err.maxBytes ?? 10 * 1024 * 1024) }));
-    } finally {
       w.control.removeAttribute('aria-busy');
       done();
+    } catch (err) {
+      showAttachment(w);
+      w.control.removeAttribute('aria-busy');
+      // After the refresh, which would replace the refusal with the field's own problem.
+      done();
+      const key = CODE_MESSAGES[err.code] ?? 'errorGeneric';
+      showError(t(`signing-attachments.${key}`, { max: formatSize(err.maxBytes ?? 10 * 1024 * 1024) }));
     }
   });
 }
