@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { deflateSync } from 'node:zlib';
 import { PDF } from '@libpdf/core';
 import { bearer, createTestApp, type TestApp } from './harness.js';
-import { assertError, consent, createEnvelope, drain, multipart, person, PNG_DATA_URL, recipientToken, session, completeOnly, sigField, type Envelope } from './fixtures/envelopes.js';
+import { assertError, completeOnly, consent, createEnvelope, drain, envelopeBody, multipart, person, PNG_DATA_URL, postMultipart, recipientToken, samplePdf, session, sigField, type Envelope } from './fixtures/envelopes.js';
 import * as fx from './fixtures/pdfs.js';
 
 const MAX = 512 * 1024;
@@ -184,5 +184,23 @@ describe('signer attachments (FILE fields)', () => {
     await t.container.db.transaction((tx) => t.container.local.engine.purge(tx, env.engineEnvelopeId));
     await drain(t);
     assert.deepEqual(await attachmentBlobs(t, env), []);
+  });
+});
+
+describe('the documenso engine refuses FILE fields', () => {
+  test('a create with a FILE field is 400 NOT_SUPPORTED_BY_ENGINE, before anything reaches Documenso', async () => {
+    const { startDocumensoStandin } = await import('./fixtures/documenso-standin.js');
+    const standin = await startDocumensoStandin();
+    const t = await createTestApp({ env: { SIGNING_ENGINE: 'documenso', DOCUMENSO_URL: standin.url, DOCUMENSO_API_KEY: standin.apiKey, DOCUMENSO_WEBHOOK_SECRET: 'documenso-webhook-secret-for-tests' } });
+    try {
+      const signer = person('doc-file');
+      const body = envelopeBody([await samplePdf()], { title: 'No files', recipients: [signer], fields: [sigField(signer.email), fileField(signer.email)] });
+      const res = await postMultipart(t, body);
+      const refused = assertError(res, 400, 'NOT_SUPPORTED_BY_ENGINE');
+      assert.match(refused.error, /FILE fields/);
+    } finally {
+      await t.close();
+      await standin.close();
+    }
   });
 });
