@@ -59,6 +59,7 @@ import { opsRoutes } from './modules/ops/ops.routes.js';
 import { metricsRoutes } from './modules/ops/metrics.routes.js';
 import { signingPageRoutes } from './modules/signing/signing.page-routes.js';
 import { embedRoutes } from './modules/embed/embed.routes.js';
+import { envelopeAttachmentsRoutes } from './modules/envelopes/attachments.routes.js';
 import { createEmbed } from './container-embed.js';
 import { signingRoutes } from './modules/signing/signing.routes.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
@@ -232,6 +233,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   await app.register(
     envelopesRoutes({ db: c.db, envelopes: c.envelopes, links: c.recipientLinks, handover: c.recipientHandover, fieldEdits: c.fieldEdits, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }),
   );
+  await app.register(envelopeAttachmentsRoutes({ db: c.db, attachments: c.envelopeAttachments }));
   await app.register(prepareLinksRoutes({ db: c.db, links: c.prepareLinks, envelopes: c.envelopes, commitMutation: c.commitMutation }));
   await app.register(templatesRoutes({ db: c.db, templates: c.templates, commitMutation: c.commitMutation, maxPdfBytes: config.maxPdfBytes }));
   await app.register(bulkSendsRoutes({ db: c.db, bulkSends: c.bulkSends, commitMutation: c.commitMutation, maxBytes: config.bulkSend.maxBytes, maxRows: config.bulkSend.maxRows }));
@@ -273,7 +275,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   );
   await app.register(stripeWebhookRoutes({ stripeEvents: c.stripeEvents }));
   if (c.engine.webhookSecret) await app.register(documensoWebhookRoutes({ db: c.db, secret: c.engine.webhookSecret, syncOutside: c.engine.syncOutside, byNumericId: c.engine.byNumericId }));
-  await app.register(signingRoutes({ signing: c.signing }));
+  await app.register(signingRoutes({ signing: c.signing, attachmentMaxBytes: config.attachments.maxBytes }));
   await app.register(signingPageRoutes());
   await app.register(embedRoutes({ embed: createEmbed(c, config), commitMutation: c.commitMutation }));
   await app.register(opsEnvelopeRoutes({ db: c.db, envelopes: c.envelopes, refunds: c.refunds, commitMutation: c.commitMutation }));

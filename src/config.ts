@@ -6,6 +6,7 @@ import { ConfigError } from './config-error.js';
 import { ZTrustProxy, type TrustProxy } from './config-proxy.js';
 import { SIGNING_ENV, signingConfig, type SigningConfig } from './config-signing.js';
 import { BULK_ENV, bulkSendConfig, type BulkSendConfig } from './config-bulk.js';
+import { ATTACHMENT_ENV, attachmentsConfig, type AttachmentsConfig } from './config-attachments.js';
 import { signingCertAllowSelfSigned } from './config-cert.js';
 import { s3Config, type S3Config } from './config-storage.js';
 import { x402Config, type X402Config } from './config-x402.js';
@@ -84,6 +85,7 @@ const ZEnv = z.object({
   SIGNING_CERT_PASSPHRASE: optional(z.string()),
   ...SIGNING_ENV,
   ...BULK_ENV,
+  ...ATTACHMENT_ENV,
   SIGNING_CERT_ALLOW_SELF_SIGNED: bool.default(false),
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
@@ -178,6 +180,8 @@ export type Config = Readonly<{
   signing: SigningConfig;
   /** Bulk sends: body size and parallel jobs (config-bulk.ts). */
   bulkSend: BulkSendConfig;
+  /** Signer attachments: sizes, pages, uploads, what a completion email carries (config-attachments.ts). */
+  attachments: AttachmentsConfig;
   /** An operator's self-signed P12 is refused at start unless this is set. */
   signingCertAllowSelfSigned: boolean;
   pdfParseTimeoutMs: number;
@@ -358,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingCertPassphrase: e.SIGNING_CERT_PASSPHRASE,
     signing,
     bulkSend: bulkSendConfig(e),
+    attachments: attachmentsConfig(e),
     signingCertAllowSelfSigned: allowSelfSigned,
     pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,

@@ -65,6 +65,8 @@ import { createTemplatesRepo } from './modules/templates/templates.repo.js';
 import { createTemplatesService } from './modules/templates/templates.service.js';
 import { closePdfWorkers, prepareDocument } from './pdf/prepare.js';
 import { closeRenderWorkers, renderInSandbox } from './pdf/render-sandbox.js';
+import { checkAttachment, closeAttachmentWorkers } from './pdf/attachment-sandbox.js';
+import { createSignerAttachments } from './engine/local/signer-attachments.js';
 import { closeSealWorkers, createSealer } from './pdf/seal-sandbox.js';
 import { archival } from './engine/local/archive-job.js';
 import type { PreparedDocument, UploadPart } from './pdf/types.js';
@@ -138,7 +140,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const outboxDir = path.join(config.dataDir, 'outbox');
   const email = overrides.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir });
   const outbox = createOutboxEmail(outboxDir, config.mailFrom);
-  const notifier = createNotifier({ publicUrl: config.publicUrl });
+  const notifier = createNotifier({ publicUrl: config.publicUrl, attachmentsEmailMaxBytes: config.attachments.emailMaxBytes });
   const tokens = createTokenDeriver(config.signingLinkSecret);
   const localRepo = createLocalEngineRepo();
   const local = createLocalEngine({ repo: localRepo, storage, tokens, notifier, signingUrl: config.signingUrl });
@@ -243,7 +245,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     render: (input, owner) => renderInSandbox(input, { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: config.pdfParseTimeoutMs * 3, owner }),
   });
   const editing = createEnvelopeEditing({ repo: envelopesRepo, engine, audit, fieldDto: sync.fieldDto, secret: config.signingLinkSecret, publicUrl: config.publicUrl, now: clock, sync, verifications, publish: (tx, e) => webhooks.fanOut(tx, e) });
-  const signing = createSigningService({ db, actions, sync, views, verifications, handover: editing.recipientHandover });
+  const signing = createSigningService({ db, actions, sync, views, verifications, handover: editing.recipientHandover, attachments: createSignerAttachments({ repo: localRepo, storage, config: config.attachments, check: (job, owner) => checkAttachment(job, { maxMemoryMb: config.pdfParseMaxMemoryMb, timeoutMs: config.pdfParseTimeoutMs, owner }) }) });
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
@@ -393,7 +395,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
       await email.close();
       await closePdfWorkers();
       await closeSealWorkers();
-      await closeRenderWorkers();
+      await Promise.all([closeRenderWorkers(), closeAttachmentWorkers()]);
       await database.close();
     },
   };

@@ -83,6 +83,15 @@ export const ERROR_CODES = {
   CONSENT_REQUIRED: [409, 'This recipient must agree to use electronic records and signatures (POST /sign/{token}/consent) before signing, approving or filling fields; declining needs no consent.'],
   ENVELOPE_NOT_ACTIVE: [410, 'The envelope is completed, cancelled, expired or rejected; nothing more can be signed.'],
   RECIPIENT_VERIFICATION_REQUIRED: [403, 'This recipient must confirm their email address with an emailed code before the document is shown or can be signed or declined.'],
+  // Signer attachments (FILE fields)
+  ATTACHMENT_TYPE_UNSUPPORTED: [415, 'A signer attachment must be a PDF, PNG or JPEG; its bytes are none of them.'],
+  ATTACHMENT_TYPE_MISMATCH: [422, "The attachment's bytes are not the type its Content-Type (or file name) claims."],
+  ATTACHMENT_TOO_LARGE: [413, "The attachment exceeds SIGNER_ATTACHMENT_MAX_BYTES, or the envelope's attachments together would exceed SIGNER_ATTACHMENTS_MAX_TOTAL_BYTES."],
+  ATTACHMENT_INVALID: [422, 'The attachment is damaged, encrypted, has too many pages, or cannot be read as the type it is.'],
+  ATTACHMENT_BOMB: [422, 'The attachment decompresses beyond the bounds: a compressed stream that expands past the limit, or an image declaring more pixels than allowed.'],
+  ATTACHMENT_LIMIT_REACHED: [429, 'This recipient uploaded attachments too many times (SIGNER_ATTACHMENT_MAX_UPLOADS per recipient).'],
+  ATTACHMENT_NOT_FOUND: [404, 'No such attachment on this envelope.'],
+  INVALID_FIELD_TYPE: [400, 'The field named is not of the type this route takes (a FILE field for attachments).'],
   // Templates
   TEMPLATE_NOT_FOUND: [404, 'No such template owned by the caller.'],
   INVALID_TEMPLATE_ID: [400, 'The template id is not a UUID.'],

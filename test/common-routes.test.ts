@@ -95,6 +95,8 @@ const CASES: RouteCase[] = [
   { method: 'PATCH', url: '/v1/envelopes/:id/recipients/:recipient', ...envelope, params: { recipient: '1' }, body: () => ({ name: 'Renamed Signer' }) },
   { method: 'POST', url: '/v1/envelopes/:id/recipients/:recipient/embed-link', ...envelope, params: { recipient: '1' } },
   { method: 'GET', url: '/v1/envelopes/:id/download', ...envelope },
+  { method: 'GET', url: '/v1/envelopes/:id/attachments', ...envelope },
+  { method: 'GET', url: '/v1/envelopes/:id/attachments/:attachmentId', ...envelope, params: { attachmentId: '00000000-0000-4000-8000-000000000000' } },
   { method: 'POST', url: '/v1/envelopes/:id/fields', ...envelope, body: () => ({ fields: [sigField(signer(1).email)] }) },
   { method: 'POST', url: '/v1/envelopes/:id/prepare-link', ...envelope },
   { method: 'PATCH', url: '/v1/envelopes/:id/fields/:fid', ...envelope, params: { fid: '1' }, body: () => ({ positionXPercent: 5 }) },

@@ -59,6 +59,9 @@ export type EngineRecipientStatus = {
   signingUrl?: string;
 };
 
+/** A file a signer attached to a FILE field (issue 37), as the engine keeps it. */
+export type EngineAttachment = { id: string; fieldId: number; recipientEmail: string; name: string; contentType: string; size: number; sha256: string; uploadedAt: Date };
+
 export type EngineStatus = { status: EnvelopeStatus; completedAt: Date | null; recipients: EngineRecipientStatus[] };
 
 export type CreatedDocument = {
@@ -183,6 +186,10 @@ export interface SigningEngine {
    * engine that cannot stream leaves it out; the routes then send signedPdf's or originalPdf's bytes.
    */
   openPdf?(db: DbOrTx, engineEnvelopeId: string, version: 'signed' | 'original'): Promise<DocumentStream>;
+  /** Signers' attachments, oldest first. Absent when the engine has none (Documenso refuses FILE fields). */
+  attachments?(db: DbOrTx, engineEnvelopeId: string): Promise<EngineAttachment[]>;
+  /** One attachment's bytes as a stream, with its record; undefined when there is no such attachment or its file is gone. */
+  openAttachment?(db: DbOrTx, engineEnvelopeId: string, attachmentId: string): Promise<(DocumentStream & { attachment: EngineAttachment }) | undefined>;
   /**
    * Deletes the documents (retention), or queues their deletion for after the commit; the envelope's
    * record stays. A remote engine is called with no transaction open.

@@ -1,7 +1,9 @@
 import { rgb, type PDF, type PDFPage } from '@libpdf/core';
 import { drawRuns, type FontRole } from './fonts.js';
 import { clean, lineWidth, visualLine } from './text.js';
-import type { CertificateData } from './types.js';
+import type { CertificateAttachment, CertificateData } from './types.js';
+import { t } from '../i18n/catalogue.js';
+import { DEFAULT_LOCALE } from '../i18n/locales.js';
 
 // A4 portrait: the certificate reads the same whatever the document's page size.
 const PAGE = { width: 595.28, height: 841.89 };
@@ -292,6 +294,7 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
       if (h.reason) w.field('Reason', h.reason, { indent: 12 });
     });
   }
+  if (data.attachments?.length) attachmentsBlock(w, data.attachments);
 
   w.heading(`Event log (${data.events.length}, times in UTC)`);
   const widths = [130, 125, 150, CONTENT_WIDTH - 405];
@@ -304,4 +307,22 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
     w.draw(page, label, MARGIN, MARGIN - 18, 7.5, 'regular', data.test ? RED : GREY);
   });
   return w.pages.length;
+}
+
+/**
+ * The files signers attached (FILE fields): each with who attached it, when, its type and size, and
+ * its SHA-256, which is how a copy of the file is matched to this certificate. Labels from the
+ * signing-attachments catalogue (English, as the rest of this page is today).
+ */
+function attachmentsBlock(w: Writer, attachments: CertificateAttachment[]): void {
+  const m = (key: string, values?: Record<string, string | number>) => t(DEFAULT_LOCALE, `signing-attachments.${key}`, values);
+  w.heading(m('certificateHeading', { count: attachments.length }));
+  w.text(m('certificateIntro'), { size: 9, color: GREY });
+  for (const a of attachments) {
+    w.gap(4);
+    w.field(m('certificateFile'), a.name, { role: 'bold' });
+    w.field(m('certificateBy'), `${a.recipientEmail}, ${utcTime(a.uploadedAt)}`);
+    w.field(m('certificateType'), `${a.contentType}, ${a.size} bytes`);
+    w.field('SHA-256', a.sha256, { role: 'mono', size: 8.5 });
+  }
 }

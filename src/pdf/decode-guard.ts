@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ops, PdfArray, PdfDict, PdfName, PdfNumber, PdfStream } from '@libpdf/core';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import { decodeWithLzw, usesLzw, type ByteSink } from './lzw.js';
 
 export type DecodeLimits = {
@@ -136,8 +136,8 @@ const seen = { limits: 0, damaged: 0 };
 
 /** A refusal that already names where the file went wrong: answered as it is, not as a generic bomb. */
 export class DecodeRefusal extends AppError {
-  constructor(message: string) {
-    super('INVALID_PDF', message);
+  constructor(message: string, code: ErrorCode = 'INVALID_PDF') {
+    super(code, message);
   }
 }
 

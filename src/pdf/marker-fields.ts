@@ -15,6 +15,7 @@ export const FIELD_MIN_SIZE: Record<Exclude<FieldType, 'CHECKBOX' | 'RADIO'>, { 
   DATE: { width: 10, height: 2.5 },
   NUMBER: { width: 8, height: 2.5 },
   DROPDOWN: { width: 10, height: 2.5 },
+  FILE: { width: 15, height: 2.5 },
 };
 export const SQUARE_MIN_HEIGHT = 2.5;
 /** Space kept between a field and the next marker on its line, in percent of the page width. */

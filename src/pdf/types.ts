@@ -1,5 +1,5 @@
-/** Field types of SPEC.md's Field resource. */
-export const FIELD_TYPES = ['SIGNATURE', 'INITIALS', 'NAME', 'EMAIL', 'DATE', 'TEXT', 'NUMBER', 'CHECKBOX', 'RADIO', 'DROPDOWN'] as const;
+/** Field types of SPEC.md's Field resource, and FILE: the signer uploads a PDF, PNG or JPEG (issue 37; nothing is stamped but a note). */
+export const FIELD_TYPES = ['SIGNATURE', 'INITIALS', 'NAME', 'EMAIL', 'DATE', 'TEXT', 'NUMBER', 'CHECKBOX', 'RADIO', 'DROPDOWN', 'FILE'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 export type PageBox = {
@@ -88,6 +88,11 @@ export type CertificateData = {
   handovers?: { at: string; by: 'sender' | 'recipient'; from: { name: string; email: string }; to: { name: string; email: string }; reason: string | null }[];
   /** A test-mode send (free, outbox mail only): the certificate and the signature's reason say TEST. */
   test?: boolean;
+  /** Files the signers attached (FILE fields), each with its SHA-256; printed under their own heading. */
+  attachments?: CertificateAttachment[];
   /** `$PUBLIC_URL/verify-document`, printed on the certificate: where anyone can check the sealed file. */
   verificationUrl?: string;
 };
+
+/** A signer's attachment as the certificate lists it. */
+export type CertificateAttachment = { name: string; contentType: string; size: number; sha256: string; recipientEmail: string; uploadedAt: string };

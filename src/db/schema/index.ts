@@ -18,3 +18,4 @@ export * from './prepare-links.js';
 export * from './embed.js';
 export * from './bulk-sends.js';
 export * from './handovers.js';
+export * from './attachments.js';

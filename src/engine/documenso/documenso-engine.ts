@@ -16,7 +16,7 @@ import type { DbOrTx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineStatus, SigningEngine, StagedDocument } from '../engine.js';
 import type { DocumensoClient } from './client.js';
-import { createRequest, currentTurn, engineStatus, fieldMetaOf, MARK, matchFields, numericIdOf, positionOf } from './documenso-map.js';
+import { createRequest, currentTurn, engineStatus, fieldMetaOf, MARK, matchFields, numericIdOf, positionOf, refuseFileFields } from './documenso-map.js';
 
 export type DocumensoEngineDeps = {
   client: DocumensoClient;
@@ -123,6 +123,7 @@ export function createDocumensoEngine(deps: DocumensoEngineDeps): DocumensoEngin
     },
 
     async addFields(_tx, engineEnvelopeId, fields: EngineFieldInput[]) {
+      refuseFileFields(fields);
       const e = await read(engineEnvelopeId);
       if (e.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be added only while the envelope is a DRAFT');
       const byEmail = new Map(e.recipients.map((r) => [r.email.toLowerCase(), r.id]));

@@ -34,8 +34,17 @@ export function fieldMetaOf(f: EngineFieldInput): Record<string, unknown> {
   return meta;
 }
 
+/**
+ * FILE fields (signer attachments) need Signet's own signing pages, its sandbox and its storage:
+ * Documenso's signing pages replace them, so they are refused before anything is sent there.
+ */
+export function refuseFileFields(fields: Pick<EngineFieldInput, 'type'>[]): void {
+  if (fields.some((f) => f.type === 'FILE')) throw new AppError('NOT_SUPPORTED_BY_ENGINE', 'FILE fields (signer attachments) are not available with the documenso signing engine');
+}
+
 /** The create request: one file, recipients with their roles, order and fields (identifier 0: the file). */
 export function createRequest(input: CreateDocumentInput, file: Blob | Uint8Array): ops.EnvelopeCreateRequest {
+  refuseFileFields(input.fields);
   const gated = input.recipients.findIndex((r) => r.verificationRequired);
   // Signet's emailed-code gate is enforced by its own signing pages, which Documenso's replace.
   if (gated >= 0) throw new AppError('VALIDATION_ERROR', `payload.recipients.${gated}.verificationRequired: not available with the documenso signing engine`);

@@ -2,13 +2,14 @@ import { and, asc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
 import type { Placement } from '../../pdf/types.js';
 import { companionCtes, executePrepared, preparedPer } from '../../db/prepared.js';
-import { engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
+import { engineAttachments, engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
 import { progressKey } from './local-engine.js';
 
 export type DocumentRow = typeof engineDocuments.$inferSelect;
 export type RecipientRow = typeof engineRecipients.$inferSelect;
 export type FieldRow = typeof engineFields.$inferSelect;
+export type AttachmentRow = typeof engineAttachments.$inferSelect;
 
 /** A new document's recipient, by position; its fields name it by that position. */
 export type NewRecipient = Pick<RecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'linkSalt' | 'tokenHash' | 'verificationRequired'>;
@@ -128,7 +129,8 @@ export function createLocalEngineRepo() {
           .where(inArray(engineRecipients.documentId, documentIds)),
       ]);
       const current = docs.filter((d) => LIVE_STATUSES.has(d.status)).map((d) => progressKey(d.id, actedCount(recipients.filter((r) => r.documentId === d.id))));
-      const keys = [...docs.flatMap((d) => [d.originalKey, d.signedKey]), ...recipients.map((r) => r.imageKey), ...current];
+      const attached = await tx.select({ key: engineAttachments.blobKey }).from(engineAttachments).where(inArray(engineAttachments.documentId, documentIds));
+      const keys = [...docs.flatMap((d) => [d.originalKey, d.signedKey]), ...recipients.map((r) => r.imageKey), ...current, ...attached.map((a) => a.key)];
       return new Set(keys.filter((k): k is string => Boolean(k)));
     },
 
@@ -222,6 +224,24 @@ export function createLocalEngineRepo() {
 
     async events(tx: DbOrTx, documentId: string) {
       return tx.select().from(engineEvents).where(eq(engineEvents.documentId, documentId)).orderBy(asc(engineEvents.id));
+    },
+
+    /** A document's signer attachments, oldest upload first. */
+    async attachments(tx: DbOrTx, documentId: string): Promise<AttachmentRow[]> {
+      return tx.select().from(engineAttachments).where(eq(engineAttachments.documentId, documentId)).orderBy(asc(engineAttachments.uploadedAt), asc(engineAttachments.id));
+    },
+
+    /** Stores a FILE field's attachment, replacing the one before (answered, so its blob can go after the commit). */
+    async putAttachment(tx: DbOrTx, row: Omit<AttachmentRow, 'id' | 'uploadedAt'>): Promise<{ attachment: AttachmentRow; replaced: AttachmentRow | undefined }> {
+      const [replaced] = await tx.delete(engineAttachments).where(eq(engineAttachments.fieldId, row.fieldId)).returning();
+      const [attachment] = await tx.insert(engineAttachments).values(row).returning();
+      return { attachment, replaced };
+    },
+
+    /** How many uploads this recipient made (each is an ATTACHMENT_UPLOADED event): bounds the sandbox work one link can cause. */
+    async uploadCount(tx: DbOrTx, recipientId: number): Promise<number> {
+      const [row] = await tx.select({ n: sql<number>`count(*)::int` }).from(engineEvents).where(and(eq(engineEvents.recipientId, recipientId), eq(engineEvents.event, 'ATTACHMENT_UPLOADED')));
+      return row?.n ?? 0;
     },
   };
 }

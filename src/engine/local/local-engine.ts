@@ -113,6 +113,12 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   }
 
   const reminders = createLocalReminders({ repo, notifier, linksOf });
+  /** A document's attachments with their uploader's address and their blob. */
+  async function attachmentRecords(db: DbOrTx, documentId: string) {
+    const [rows, recipients] = await Promise.all([repo.attachments(db, documentId), repo.recipients(db, documentId)]);
+    const emailOf = new Map(recipients.map((r) => [r.id, r.email]));
+    return rows.map(({ documentId: _doc, recipientId, ...a }) => ({ ...a, recipientEmail: emailOf.get(recipientId) ?? '' }));
+  }
 
   const engine: SigningEngine = {
     dueReminders: reminders.dueReminders,
@@ -296,6 +302,18 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       const doc = await requireDocument(db, engineEnvelopeId);
       const key = version === 'signed' ? doc.signedKey : doc.originalKey;
       return (key ? await storage.getStream(key) : undefined) ?? missing(version);
+    },
+
+    async attachments(db, engineEnvelopeId) {
+      return (await attachmentRecords(db, engineEnvelopeId)).map(({ blobKey: _key, ...a }) => a);
+    },
+
+    async openAttachment(db, engineEnvelopeId, attachmentId) {
+      const found = (await attachmentRecords(db, engineEnvelopeId)).find((a) => a.id === attachmentId);
+      const opened = found && (await storage.getStream(found.blobKey));
+      if (!found || !opened) return undefined;
+      const { blobKey: _key, ...attachment } = found;
+      return { ...opened, attachment };
     },
 
     async purge(tx: Tx, engineEnvelopeId: string) {

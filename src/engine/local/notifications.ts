@@ -16,10 +16,14 @@ import {
 import type { EngineMeta } from '../engine.js';
 import { logoFileOf, logoUrlOf } from '../../modules/account/logo.js';
 import { SEND_EMAIL_JOB, type EmailJobPayload } from './send-email-job.js';
+import { t } from '../../i18n/catalogue.js';
+import { resolveLocale } from '../../i18n/locales.js';
 
 /** The engine document as the notices need it; `meta.senderName` is the sending account's name, recorded at create. */
 type Doc = { title: string | null; meta: EngineMeta & { senderName?: string; brandColor?: string; logo?: string }; testSend: boolean; expiresAt: Date };
 type Person = { name: string; email: string };
+/** A signer's attachment as a completion email carries it: read from the store by key when the job runs. */
+export type SignerFile = { name: string; blobKey: string; contentType: string; size: number };
 
 /** SIGNER signs, APPROVER approves, everyone else (VIEWER, CC) only reads. */
 export const actionOf = (role: string): SigningAction => (role === 'SIGNER' ? 'sign' : role === 'APPROVER' ? 'approve' : 'view');
@@ -41,7 +45,8 @@ const mailOfDoc = (doc: Doc, publicUrl: string | undefined): EnvelopeMail => ({
  * change is what is sent, even if the document changes later.
  */
 /** `publicUrl`: where /brand/ logos are served from, for the absolute URL an email needs; none: emails show no logo. */
-export function createNotifier(opts: { publicUrl?: string } = {}) {
+/** `attachmentsEmailMaxBytes`: signers' attachments a completion email carries together (SIGNER_ATTACHMENTS_EMAIL_MAX_BYTES); above it none, and a note says where they are. */
+export function createNotifier(opts: { publicUrl?: string; attachmentsEmailMaxBytes?: number } = {}) {
   const mailOf = (doc: Doc) => mailOfDoc(doc, opts.publicUrl);
   const job = (doc: Doc, to: string, mail: RenderedEmail, attachments?: EmailJobPayload['attachments']): EnqueueInput => ({
     type: SEND_EMAIL_JOB,
@@ -60,10 +65,17 @@ export function createNotifier(opts: { publicUrl?: string } = {}) {
     /** The job of an automatic reminder or expiry warning (reminders.ts), in the recipient's language. */
     automaticReminder: (doc: Doc, who: ReminderRecipient, link: string, kind: ReminderKind) => job(doc, who.email, automaticReminderEmail(mailOf(doc), who, link, kind)),
 
-    completed: (tx: DbOrTx, doc: Doc, who: Person, signedKey: string) =>
-      send(tx, doc, who.email, completedEmail(mailOf(doc), who), [
+    /** The sealed PDF, and the signers' attachments while they fit the bound together (else a note, in the recipient's language). */
+    completed: (tx: DbOrTx, doc: Doc, who: Person & { locale?: string | null }, signedKey: string, attached: SignerFile[] = [], envelopeId = '') => {
+      const total = attached.reduce((n, a) => n + a.size, 0);
+      const fits = total <= (opts.attachmentsEmailMaxBytes ?? 10 * 1024 * 1024);
+      const locale = resolveLocale(who.locale);
+      const notes = attached.length === 0 ? [] : [t(locale, fits ? 'signing-attachments.emailAttached' : 'signing-attachments.emailTooLarge', { count: attached.length, envelopeId })];
+      return send(tx, doc, who.email, completedEmail(mailOf(doc), who, notes), [
         { filename: `${(doc.title ?? 'document').replace(/[^\w.-]+/g, '_').slice(0, 80)}-signed.pdf`, blobKey: signedKey, contentType: 'application/pdf' },
-      ]),
+        ...(fits ? attached.map((a) => ({ filename: a.name, blobKey: a.blobKey, contentType: a.contentType })) : []),
+      ]);
+    },
 
     rejected: (tx: DbOrTx, doc: Doc, who: Person, by: Person & { role: string }, reason: string) =>
       send(tx, doc, who.email, declinedEmail(mailOf(doc), who, { ...by, action: actionOf(by.role) }, reason)),

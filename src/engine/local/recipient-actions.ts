@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
+import { t } from '../../i18n/catalogue.js';
+import { resolveLocale } from '../../i18n/locales.js';
 import { imageProblem } from '../../pdf/image-header.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { documentKey, type LocalEngine } from './local-engine.js';
-import type { DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
+import type { AttachmentRow, DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import type { Notifier } from './notifications.js';
 import { TOKEN_PATTERN, type TokenDeriver } from './tokens.js';
 import { ACTING_ROLES, allSignersSigned, currentTurn } from './turns.js';
@@ -98,7 +100,9 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
       const recipients = await repo.recipients(tx, doc.id);
       const me = recipients.find((r) => r.id === recipient.id)!;
       const fields = (await repo.fields(tx, doc.id)).filter((f) => f.recipientId === me.id);
-      return { doc, me, recipients, fields };
+      // Only for a recipient with FILE fields: every other action reads nothing more.
+      const attachments = fields.some((f) => f.type === 'FILE') ? await repo.attachments(tx, doc.id) : [];
+      return { doc, me, recipients, fields, attachments };
     },
 
     /**
@@ -176,7 +180,7 @@ export function createRecipientActions(deps: { repo: LocalEngineRepo; storage: B
     },
 
     /** A SIGNER signs (or an APPROVER approves): values checked, stored, and the next turn invited. */
-    async complete(tx: Tx, ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, client: ClientInfo, imageKey?: string): Promise<'SIGNED' | 'APPROVED'> {
+    async complete(tx: Tx, ctx: CompletionContext, input: CompleteInput, client: ClientInfo, imageKey?: string): Promise<'SIGNED' | 'APPROVED'> {
       const { doc, me, recipients } = ctx;
       const { values, signature } = planCompletion(ctx, input, imageKey);
       for (const [fieldId, value] of values) await repo.setFieldValue(tx, fieldId, value);
@@ -222,7 +226,7 @@ export const verificationRequired = () =>
   new AppError('RECIPIENT_VERIFICATION_REQUIRED', 'Confirm your email address first: request a code (POST verification/code) and enter it (POST verification/confirm)');
 
 /** Declining is allowed out of turn (a later signer may refuse early); signing is not. */
-function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[], outOfTurnOk = false): void {
+export function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[], outOfTurnOk = false): void {
   const reason = blockedReason(doc, me, recipients);
   if (reason === null || (outOfTurnOk && reason === 'waiting' && doc.status !== 'DRAFT')) return;
   if (reason === 'signed' || reason === 'rejected') {
@@ -246,7 +250,9 @@ function prefill(me: RecipientRow, f: FieldRow): string | null {
  * signature. Throws the refusal the request earns: run before the image is stored (nothing is
  * written for a request that will be refused) and again in the transaction, under the lock.
  */
-function planCompletion(ctx: { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[] }, input: CompleteInput, imageKey?: string): { values: [number, string | null][]; signature: RecipientRow['signature'] } {
+type CompletionContext = { doc: DocumentRow; me: RecipientRow; recipients: RecipientRow[]; fields: FieldRow[]; attachments?: AttachmentRow[] };
+
+function planCompletion(ctx: CompletionContext, input: CompleteInput, imageKey?: string): { values: [number, string | null][]; signature: RecipientRow['signature'] } {
   const { doc, me, recipients, fields } = ctx;
   assertCanAct(doc, me, recipients);
   // Every action but declining (signing, approving, filling fields) comes after the recipient's consent (ESIGN 7001(c)).
@@ -283,8 +289,13 @@ function planCompletion(ctx: { doc: DocumentRow; me: RecipientRow; recipients: R
     else if (f.type === 'INITIALS') {
       const typed = given.get(f.id)?.trim();
       value = signature?.kind !== 'typed' && signature?.imageKey ? `image:${signature.imageKey}` : typed || initialsOf(signature?.text ?? me.name);
+    } else if (f.type === 'FILE') {
+      // Its value is the attachment uploaded before (POST attachments/{fieldId}), never what the request says.
+      // Stamped as a note in the field's box, in the signer's language ("Attached: name.pdf"): the file itself is not.
+      const name = ctx.attachments?.find((a) => a.fieldId === f.id)?.name;
+      value = name ? t(resolveLocale(me.locale), 'signing-attachments.stamp', { name }) : null;
     } else value = validateValue(f, given.get(f.id), path);
-    if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, `${f.type} is required`);
+    if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, f.type === 'FILE' ? 'FILE is required: attach a file first (POST attachments/{fieldId})' : `${f.type} is required`);
     values.push([f.id, value]);
   }
   return { values, signature };

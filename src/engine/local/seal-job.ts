@@ -52,7 +52,7 @@ export function sealJob(deps: {
     async handle({ documentId }) {
       const doc = await repo.document(deps.db, documentId);
       if (!doc || doc.status !== 'SEALING') return;
-      const [recipients, fields, events, handovers] = await Promise.all([repo.recipients(deps.db, doc.id), repo.fields(deps.db, doc.id), repo.events(deps.db, doc.id), handoversRepo.ofDocument(deps.db, doc.id)]);
+      const [recipients, fields, events, handovers, attachments] = await Promise.all([repo.recipients(deps.db, doc.id), repo.fields(deps.db, doc.id), repo.events(deps.db, doc.id), handoversRepo.ofDocument(deps.db, doc.id), repo.attachments(deps.db, doc.id)]);
       const original = await storage.get(doc.originalKey);
       if (!original) throw new Error(`original PDF of ${doc.id} is missing`);
 
@@ -67,8 +67,9 @@ export function sealJob(deps: {
       }
       const byId = new Map(recipients.map((r) => [r.id, r]));
       const completedAt = new Date();
+      const envelopeId = (await deps.envelopeIdOf(doc.id)) ?? doc.id;
       const certificate: CertificateData = {
-        envelopeId: (await deps.envelopeIdOf(doc.id)) ?? doc.id,
+        envelopeId,
         title: doc.title,
         documentSha256: doc.sha256,
         completedAt: completedAt.toISOString(),
@@ -93,6 +94,8 @@ export function sealJob(deps: {
         test: doc.testSend,
         verificationUrl: deps.verificationUrl,
         senderName: doc.meta.senderName ?? null,
+        // Each signer's attachment with its SHA-256 (the files themselves are not in the sealed PDF).
+        ...(attachments.length ? { attachments: attachments.map((a) => ({ name: a.name, contentType: a.contentType, size: a.size, sha256: a.sha256, recipientEmail: byId.get(a.recipientId)?.email ?? '', uploadedAt: a.uploadedAt.toISOString() })) } : {}),
         // The text as copied onto the document at create; a document made before that has none to print.
         ...(doc.meta.consentText ? { consent: { text: doc.meta.consentText, sha256: sha256Hex(doc.meta.consentText) } } : {}),
       };
@@ -115,7 +118,7 @@ export function sealJob(deps: {
           if (!current || current.status !== 'SEALING') return false;
           await repo.updateDocument(tx, doc.id, { status: 'COMPLETED', signedKey, sealedSha256, signedContentSha256: signedContent, completedAt, archiveExpiresAt });
           await repo.insertEvent(tx, { documentId: doc.id, event: 'COMPLETED' });
-          for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey);
+          for (const r of recipients) await deps.notifier.completed(tx, current, r, signedKey, attachments, envelopeId);
           return true;
         });
         return done?.value === true;

@@ -83,7 +83,7 @@ export type SenderNotices = ReturnType<typeof createSenderNotices>;
  * after the commit, and attaches it or, over the limit, links its download instead. Safe to run twice:
  * the Message-ID is the envelope's, so a receiver sees a repeat as the same message.
  */
-export const senderNoticeJob = (deps: { db: Db; engine: Pick<SigningEngine, 'signedPdf'>; email: EmailProvider; outbox: EmailProvider; attachMaxBytes?: number }) =>
+export const senderNoticeJob = (deps: { db: Db; engine: Pick<SigningEngine, 'signedPdf' | 'attachments' | 'openAttachment'>; email: EmailProvider; outbox: EmailProvider; attachMaxBytes?: number }) =>
   defineJob({
     type: SENDER_NOTICE_JOB,
     payload: ZSenderNotice,
@@ -96,8 +96,10 @@ export const senderNoticeJob = (deps: { db: Db; engine: Pick<SigningEngine, 'sig
         const pdf = await deps.engine.signedPdf(deps.db, p.engineEnvelopeId);
         const attached = pdf.byteLength <= (deps.attachMaxBytes ?? SENDER_ATTACHMENT_MAX_BYTES);
         if (attached) attachments.push({ filename: `${(p.title ?? 'document').replace(/[^\w.-]+/g, '_').slice(0, 80)}-signed.pdf`, content: pdf, contentType: 'application/pdf' });
+        const files = await signerFiles(deps, p.engineEnvelopeId, deps.attachMaxBytes ?? SENDER_ATTACHMENT_MAX_BYTES);
+        attachments.push(...files.attached);
         const [path, query = ''] = p.envelopeUrl.split('?');
-        mail = senderCompletedEmail(attached ? base : { ...base, envelopeUrl: `${path}/download${query ? `?${query}` : ''}` }, { completedAt: at, attached });
+        mail = senderCompletedEmail(attached ? base : { ...base, envelopeUrl: `${path}/download${query ? `?${query}` : ''}` }, { completedAt: at, attached, signerFiles: { count: files.count, attached: files.attached.length > 0, envelopeId: p.envelopeId } });
       } else if (p.kind === 'declined') {
         mail = senderDeclinedEmail(base, { by: p.by ?? { name: 'A recipient', email: 'unknown' }, reason: p.reason ?? null, declinedAt: at });
       } else {
@@ -107,3 +109,21 @@ export const senderNoticeJob = (deps: { db: Db; engine: Pick<SigningEngine, 'sig
       await provider.send({ to: p.to, subject: mail.subject, text: mail.text, html: mail.html, attachments, messageId: `<sender-notice-${p.envelopeId}@signet>` });
     },
   });
+
+/**
+ * The signers' attachments (FILE fields) for the sender's completion email: all of them when they fit
+ * `maxBytes` together, else none (the email then says they are in the API). Read after the commit, in the job.
+ */
+async function signerFiles(deps: { db: Db; engine: Pick<SigningEngine, 'attachments' | 'openAttachment'> }, engineEnvelopeId: string, maxBytes: number) {
+  const listed = deps.engine.attachments ? await deps.engine.attachments(deps.db, engineEnvelopeId) : [];
+  const attached: { filename: string; content: Buffer; contentType: string }[] = [];
+  if (listed.length === 0 || listed.reduce((n, a) => n + a.size, 0) > maxBytes || !deps.engine.openAttachment) return { count: listed.length, attached };
+  for (const a of listed) {
+    const opened = await deps.engine.openAttachment(deps.db, engineEnvelopeId, a.id);
+    if (!opened) continue;
+    const chunks: Buffer[] = [];
+    for await (const chunk of opened.stream) chunks.push(Buffer.from(chunk as Uint8Array));
+    attached.push({ filename: a.name, content: Buffer.concat(chunks), contentType: a.contentType });
+  }
+  return { count: listed.length, attached };
+}

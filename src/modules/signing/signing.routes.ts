@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import type { MultipartBody } from '../../http/multipart.js';
 import type { SigningService } from './signing.service.js';
 
 const ZToken = z.object({ token: z.string().max(100) });
@@ -28,11 +30,14 @@ const ZTimeZone = z
 const ZConsent = z.object({ timeZone: ZTimeZone.nullable().optional() }).nullish();
 const ZConfirmCode = z.object({ code: z.string().trim().min(1).max(32) });
 const ZDelegate = z.object({ name: z.string().trim().min(1).max(200), email: z.email().max(320), reason: z.string().trim().max(500).optional() }).strict();
+const ZAttachParams = ZToken.extend({ fieldId: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
+/** The multipart framing around an attachment: a request larger than the file limit plus this is refused unread. */
+const FRAMING_BYTES = 64 * 1024;
 
 const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
 
 /** JSON routes behind the recipient's signing page; the token in the link is the credential. */
-export function signingRoutes(deps: { signing: SigningService }) {
+export function signingRoutes(deps: { signing: SigningService; attachmentMaxBytes: number }) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     // Signing bodies carry a signature image: allow more than the default 1 MiB JSON limit.
@@ -51,6 +56,21 @@ export function signingRoutes(deps: { signing: SigningService }) {
     r.post('/sign/:token/complete', { bodyLimit, schema: { hide: true, params: ZToken, body: ZComplete } }, async (request) =>
       deps.signing.complete(request.params.token, request.body, client(request)),
     );
+
+    // A FILE field's attachment: multipart/form-data with the file as its `file` part (streamed to disk, checked in the sandbox).
+    r.post('/sign/:token/attachments/:fieldId', {
+      preParsing: async (request) => {
+        const limit = deps.attachmentMaxBytes + FRAMING_BYTES;
+        if (Number(request.headers['content-length']) > limit) throw new AppError('ATTACHMENT_TOO_LARGE', `The file is larger than ${deps.attachmentMaxBytes} bytes`, { maxBytes: deps.attachmentMaxBytes });
+      },
+      schema: { hide: true, params: ZAttachParams, consumes: ['multipart/form-data'] },
+    }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const body = request.body as MultipartBody | undefined;
+      if (!body || !Array.isArray(body.files)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data with the file as its `file` part');
+      const file = body.files.find((f) => f.field === 'file');
+      return deps.signing.attach(request.params.token, request.params.fieldId, file, client(request));
+    });
 
     // A gated recipient's emailed code: sent, then confirmed, before the document is shown.
     r.post('/sign/:token/verification/code', { schema: { hide: true, params: ZToken } }, async (request, reply) => {

@@ -20,6 +20,7 @@ import type { VerificationsService } from '../verifications/verifications.servic
 import type { RecipientHandover } from '../envelopes/recipient-handover.js';
 import { assertCanDelegate, canDelegate } from './delegation.js';
 import { DEFAULT_CONSENT_TEXT } from './consent-text.js';
+import { attachmentDto, claimedType, type AttachmentUpload, type SignerAttachments } from '../../engine/local/signer-attachments.js';
 
 /**
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
@@ -79,6 +80,7 @@ export function createSigningService(deps: {
   views: DocumentViews;
   verifications: Pick<VerificationsService, 'requestRecipientCode' | 'confirmRecipientCode'>;
   handover: Pick<RecipientHandover, 'delegate'>;
+  attachments: SignerAttachments;
 }) {
   const { actions } = deps;
 
@@ -135,6 +137,7 @@ export function createSigningService(deps: {
             required: f.required,
             options: f.options,
             value: actions.prefill(me, f),
+            ...(f.type === 'FILE' ? { attachment: ((a) => (a ? attachmentDto(a) : null))(ctx.attachments.find((a) => a.fieldId === f.id)) } : {}),
           })),
           // "I am not the right person": offered where the sender allowed it and this recipient may still act.
           delegation: { allowed: canDelegate(doc, me, recipients) },
@@ -183,6 +186,34 @@ export function createSigningService(deps: {
         // sweep, which checks for references, decides then.
         if (imageKey && err instanceof AppError) await actions.discardSignatureImage(imageKey);
         throw err;
+      }
+    },
+
+    /**
+     * A FILE field's attachment. Refusals that need no file come first (the link, the turn, the field,
+     * the sizes, the upload count); then the sandbox checks the bytes and the store takes them, outside
+     * any transaction; then the row, under the envelope lock, replacing the field's earlier file, whose
+     * blob is deleted once that commits. A refused row deletes the new blob at once.
+     */
+    async attach(token: string, fieldId: number, upload: AttachmentUpload | undefined, client: ClientInfo) {
+      if (!upload) throw new AppError('MISSING_FILE', 'Send multipart/form-data with the file as its `file` part');
+      const type = claimedType(upload);
+      const recipient = await actions.recipientOf(deps.db, token);
+      if (!recipient) throw new AppError('SIGNING_LINK_INVALID', 'This signing link is not valid');
+      const before = await actions.load(deps.db, recipient, false);
+      if (before.doc.status === 'DRAFT') throw new AppError('SIGNING_LINK_INVALID', 'This envelope has not been sent yet');
+      await deps.attachments.plan(deps.db, before, fieldId, upload.size);
+      const stored = await deps.attachments.store(before, upload, type);
+      let replaced: string | undefined;
+      try {
+        const { attachment, replaced: old } = await withRecipient(token, (tx, ctx) => deps.attachments.record(tx, ctx, fieldId, stored, client), { distribute: true });
+        replaced = old?.blobKey;
+        return attachmentDto(attachment);
+      } catch (err) {
+        if (err instanceof AppError) await deps.attachments.discard(stored.blobKey);
+        throw err;
+      } finally {
+        if (replaced) await deps.attachments.discard(replaced);
       }
     },
 

@@ -10,7 +10,7 @@ import { escapeHtml, pageHead } from '../html.js';
 import { renderDelegation } from './delegation-dialog.js';
 
 /** The catalogue namespaces the page's script formats (signing.json, signing-<feature>.json…). */
-export const SIGNING_PAGE_MESSAGES = ['signing', 'signing-delegation'];
+export const SIGNING_PAGE_MESSAGES = ['signing', 'signing-delegation', 'signing-attachments'];
 
 /**
  * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline
@@ -81,7 +81,7 @@ export function renderSigningPage(o: SigningPageOptions): string {
   return `${head}
 <body>
 <script type="application/json" id="signet-messages">${messagesJson(messagesFor(locale, SIGNING_PAGE_MESSAGES))}</script>
-<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-pdfjs-base="${pdfjs}/" data-brand-base="${escapeHtml(root)}../brand/"${embed}>
+<div id="signing-app" class="app" data-session-url="${token}/session" data-complete-url="${token}/complete" data-reject-url="${token}/reject" data-consent-url="${token}/consent" data-code-url="${token}/verification/code" data-confirm-url="${token}/verification/confirm" data-attachments-url="${token}/attachments" data-pdfjs-base="${pdfjs}/" data-brand-base="${escapeHtml(root)}../brand/"${embed}>
   <header class="topbar">
     <img id="brand-logo" class="brand-logo" alt="" data-testid="brand-logo" hidden>
     <p class="brand">Signet</p>

@@ -41,7 +41,7 @@ const people = (m: SenderMail) => m.recipients.map((r) => `${r.name} <${r.email}
  * Everyone signed. `attached`: the sealed PDF is attached; otherwise (over the attachment limit) the
  * message says so and the button leads to the download in the dashboard.
  */
-export function senderCompletedEmail(m: SenderMail, o: { completedAt: Date; attached: boolean }): RenderedEmail {
+export function senderCompletedEmail(m: SenderMail, o: { completedAt: Date; attached: boolean; signerFiles?: { count: number; attached: boolean; envelopeId: string } }): RenderedEmail {
   const done = `Everyone has signed ${named(m)}.`;
   const file = o.attached
     ? 'The sealed PDF is attached: it carries a digital seal and ends with a certificate page that lists who signed and when.'
@@ -52,7 +52,7 @@ export function senderCompletedEmail(m: SenderMail, o: { completedAt: Date; atta
     preview: `${done} ${o.attached ? 'The sealed PDF is attached.' : 'Download the sealed PDF from the dashboard.'}`,
     eyebrow: 'Completed',
     tone: 'success',
-    paragraphs: [done, file],
+    paragraphs: [done, file, ...signerFilesNote(o.signerFiles)],
     button: { label: o.attached ? 'View in the dashboard' : 'Download the signed PDF', url: m.envelopeUrl },
     details: [
       ['Completed', formatDeadline(o.completedAt)],
@@ -97,4 +97,11 @@ export function senderExpiredEmail(m: SenderMail, o: { expiredAt: Date }): Rende
       ...(waiting.length ? [['Still to act', waiting.map((r) => `${r.name} <${r.email}>`).join(', ')] as [string, string]] : []),
     ],
   });
+}
+
+/** What the sender is told of the files signers attached (FILE fields): attached, or where to fetch them. */
+function signerFilesNote(f: { count: number; attached: boolean; envelopeId: string } | undefined): string[] {
+  if (!f || f.count === 0) return [];
+  const files = f.count === 1 ? 'The file a signer attached is' : `The ${f.count} files signers attached are`;
+  return [f.attached ? `${files} attached too.` : `${files} too large to attach: download them through the API (GET /v1/envelopes/${f.envelopeId}/attachments).`];
 }

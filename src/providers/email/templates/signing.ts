@@ -97,7 +97,8 @@ export function reminderEmail(env: EnvelopeMail, who: MailPerson, link: string, 
 }
 
 /** Everyone signed: the sealed PDF is attached (by the caller) to this message. */
-export function completedEmail(env: EnvelopeMail, who: MailPerson): RenderedEmail {
+/** `notes`: further paragraphs (what the signers attached, in the recipient's language). */
+export function completedEmail(env: EnvelopeMail, who: MailPerson, notes: string[] = []): RenderedEmail {
   const done = `Everyone has signed ${named(env)}. The signed PDF is attached: keep it for your records.`;
   return renderEmail({
     ...base(env, who),
@@ -105,7 +106,7 @@ export function completedEmail(env: EnvelopeMail, who: MailPerson): RenderedEmai
     preview: done,
     eyebrow: 'Completed',
     tone: 'success',
-    paragraphs: [done, 'The PDF carries a digital seal and ends with a certificate page that lists who signed and when.'],
+    paragraphs: [done, 'The PDF carries a digital seal and ends with a certificate page that lists who signed and when.', ...notes],
     details: senderOf(env) ? [['From', senderOf(env)!]] : undefined,
   });
 }

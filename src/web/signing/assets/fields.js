@@ -1,4 +1,6 @@
 // The recipient's fields, overlaid on the page boxes at their percentages, with their values and checks.
+import { buildFileControl, wireFileControl } from './attachment-field.js';
+import { t } from './i18n.js';
 
 const AUTO = new Set(['NAME', 'EMAIL', 'DATE']);
 const SIGN = new Set(['SIGNATURE', 'INITIALS']);
@@ -25,6 +27,7 @@ const NOUNS = {
   CHECKBOX: 'Checkbox',
   RADIO: 'Choice',
   DROPDOWN: 'Choice',
+  FILE: 'File',
 };
 
 /** The widget's control: an element carrying the field's test id, focus and aria-invalid. */
@@ -92,6 +95,8 @@ function buildControl(field, label) {
       });
       return group;
     }
+    case 'FILE':
+      return buildFileControl(field);
     case 'DROPDOWN': {
       const select = document.createElement('select');
       select.className = 'control select';
@@ -114,7 +119,7 @@ function buildControl(field, label) {
  * `zoom` (zoom.js) enlarges a small field that gets focus from the keyboard or the guide on a phone;
  * `onAdvance(w)` is called when Enter is pressed in a text field whose value is good.
  */
-export function createFieldLayer({ fields, views, canAct, onSignRequest, onChange, onAdvance, zoom }) {
+export function createFieldLayer({ fields, views, canAct, onSignRequest, onChange, onAdvance, zoom, attachmentsUrl }) {
   const counters = {};
   const totals = {};
   for (const f of fields) totals[NOUNS[f.type] ?? f.type] = (totals[NOUNS[f.type] ?? f.type] ?? 0) + 1;
@@ -154,7 +159,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
 
     const view = views.find((v) => v.n === field.page);
     (view ?? views[views.length - 1])?.overlay.append(box);
-    return { field, box, control, error, label };
+    return { field, box, control, error, label, attachment: field.attachment ?? null };
   });
 
   let signature = null;
@@ -167,6 +172,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     if (type === 'CHECKBOX') return w.control.checked ? 'true' : 'false';
     if (type === 'RADIO') return w.control.querySelector('input:checked')?.value ?? '';
     if (type === 'DROPDOWN') return w.control.value;
+    if (type === 'FILE') return w.attachment ? w.attachment.name : '';
     if (type === 'NUMBER') return w.control.value.trim().replace(',', '.');
     if (type === 'TEXT') return w.control.value.trim();
     return w.field.value ?? '';
@@ -179,6 +185,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     if (isSign(type)) return required && !signature ? (type === 'SIGNATURE' ? 'Sign here' : 'Add your initials here') : null;
     if (type === 'CHECKBOX') return required && value !== 'true' ? 'Tick this box to continue' : null;
     if (type === 'RADIO' || type === 'DROPDOWN') return required && !value ? 'Choose an option' : null;
+    if (type === 'FILE') return required && !value ? t('signing-attachments.required') : null;
     if (type === 'NUMBER' && value && !NUMBER.test(value)) return 'Enter a number, like 42 or 3.5';
     if (required && !value) return type === 'NUMBER' ? 'Enter a number' : 'Fill in this field';
     return null;
@@ -221,6 +228,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
       if (Date.now() - lastPointer > 800 && fit(w)) reveal(w, 'auto');
     });
     if (isSign(w.field.type)) w.control.addEventListener('click', (e) => onSignRequest(w.field, w.control, { keyboard: e.detail === 0 }));
+    else if (w.field.type === 'FILE') wireFileControl(w, { url: attachmentsUrl, done: () => refresh(w), showError: (m) => showError(w, m) });
     else {
       w.control.addEventListener('input', () => refresh(w));
       w.control.addEventListener('change', () => refresh(w));
@@ -264,6 +272,8 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
           if (signature) out.push({ fieldId });
           continue;
         }
+        // A FILE field's value is its upload, which the server holds already.
+        if (type === 'FILE') continue;
         const value = valueOf(w);
         if (type === 'CHECKBOX' || value !== '') out.push({ fieldId, value });
       }

@@ -385,6 +385,7 @@ async function main() {
     onSignRequest: (field, control, how) => hooks.sign?.(field, control, how),
     onChange: () => hooks.change?.(),
     onAdvance: (w) => hooks.advance?.(w),
+    attachmentsUrl: root.dataset.attachmentsUrl,
   });
   if (session.canAct) wireFinish(session, layer, hooks);
   if (session.canAct || canDeclineEarly(session)) wireDecline(layer);
