@@ -15,13 +15,7 @@ import { createProductsService } from './modules/account/products.service.js';
 import { createApiKeysService } from './modules/account/api-keys.service.js';
 import { createSummaryRepo } from './modules/account/summary.repo.js';
 import { createSummaryService } from './modules/account/summary.service.js';
-import { createCsrf } from './modules/dashboard/dashboard-http.js';
-import { createSessionsRepo } from './modules/dashboard/sessions.repo.js';
-import { createSessionsService } from './modules/dashboard/sessions.service.js';
 import { sendSignInLinkJob, signInPeriodicTasks } from './modules/dashboard/sign-in.jobs.js';
-import { createSignInRepo } from './modules/dashboard/sign-in.repo.js';
-import { createSignInService } from './modules/dashboard/sign-in.service.js';
-import { createOidcClient } from './providers/oidc/index.js';
 import { authPeriodicTasks } from './modules/auth/auth.jobs.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -85,6 +79,7 @@ import { createIdentityProviders, type StripeVerificationSession } from './provi
 import { createStripeClient, stripeEventVerifier } from './providers/payments/stripe-client.js';
 import { topUpPeriodicTasks } from './modules/billing/top-ups.jobs.js';
 import { createCardPayments } from './container-payments.js';
+import { createDashboard } from './container-dashboard.js';
 import { createBulkSends } from './container-bulk.js';
 import { deliverJob } from './modules/webhooks/webhooks.jobs.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
@@ -271,33 +266,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     sandboxLimit: config.sandboxLimit,
     now: clock,
   });
-  // The dashboard: server-side sessions and CSRF tokens keyed by the link secret (a purpose of its own).
-  const sessions = createSessionsService({ repo: createSessionsRepo(), now: clock });
-  const dashboard = {
-    sessions,
-    csrf: createCsrf(config.signingLinkSecret, config.dashboardUrl),
-    // Sign-in: OpenID Connect when OIDC_* is set (discovered on the first sign-in), else emailed links.
-    signIn: createSignInService({
-      db,
-      repo: createSignInRepo(),
-      accounts: repos.accounts,
-      sessions,
-      audit,
-      oidc:
-        config.oidc &&
-        createOidcClient({
-          issuer: config.oidc.issuer,
-          clientId: config.oidc.clientId,
-          clientSecret: config.oidc.clientSecret,
-          redirectUri: `${config.dashboardUrl}/auth/callback`,
-          onError: (err, during) => logger.warn({ err: (err as Error).message, during }, 'OpenID Connect provider error'),
-        }),
-      signingLinkSecret: config.signingLinkSecret,
-      dashboardUrl: config.dashboardUrl,
-      sandboxLimit: config.sandboxLimit,
-      now: clock,
-    }),
-  };
+  const dashboard = createDashboard({ db, config, accounts: repos.accounts, audit, logger, now: clock });
   // One idempotency core for REST's Idempotency-Key and MCP's idempotencyKey: one charge per key either way.
   const idempotency = createIdempotency({ db, repo: repos.idempotency, leaseMs: config.idempotencyLeaseMs, ttlMs: config.idempotencyTtlHours * 3_600_000 });
   // A reconnected listener may have missed revocations: drop every cached key.
