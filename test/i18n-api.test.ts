@@ -99,7 +99,8 @@ describe('recipient locale', { skip: !local && 'the documenso engine refuses a l
 
 describe('recipient locale on the documenso engine', { skip: local && 'the local engine stores it (above)' }, () => {
   test('refused, naming the recipient, before Documenso is called', async () => {
-    const res = await postMultipart(t, envelopeBody([await makePdf()], { recipients: [{ ...person('de'), locale: 'de' }], fields: [sigField('x@example.com')] }));
+    const de = person('de');
+    const res = await postMultipart(t, envelopeBody([await makePdf()], { recipients: [{ ...de, locale: 'de' }], fields: [sigField(de.email)] }));
     const body = assertError(res, 400, 'VALIDATION_ERROR');
     assert.match(body.error, /recipients\.0\.locale: not available with the documenso signing engine/);
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { negotiateLocale } from '../../i18n/locales.js';
 import type { SigningService } from './signing.service.js';
 
 const ZToken = z.object({ token: z.string().max(100) });
@@ -28,7 +29,7 @@ const ZTimeZone = z
 const ZConsent = z.object({ timeZone: ZTimeZone.nullable().optional() }).nullish();
 const ZConfirmCode = z.object({ code: z.string().trim().min(1).max(32) });
 
-const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
+const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null, locale: negotiateLocale(request.headers['accept-language']) ?? null });
 
 /** JSON routes behind the recipient's signing page; the token in the link is the credential. */
 export function signingRoutes(deps: { signing: SigningService }) {

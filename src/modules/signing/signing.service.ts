@@ -17,7 +17,7 @@ import { sha256Hex } from '../../lib/crypto.js';
 import { maskEmail } from '../../providers/identity/index.js';
 import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
-import { DEFAULT_CONSENT_TEXT } from './consent-text.js';
+import { consentTextFor } from './consent-text.js';
 
 /**
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
@@ -37,9 +37,9 @@ function requireGate(doc: DocumentRow, me: RecipientRow): void {
 }
 
 /** The text this document's recipients agree to: the account's, copied at create; the built-in one for a document made before that. */
-const consentTextOf = (doc: DocumentRow) => doc.meta.consentText ?? DEFAULT_CONSENT_TEXT;
+const consentTextOf = (doc: DocumentRow, me: RecipientRow, client: ClientInfo) => consentTextFor(doc.meta.consentText, me.locale, client.locale);
 
-const consentOf = (doc: DocumentRow, me: RecipientRow) => ({ given: me.consentedAt !== null, consentedAt: me.consentedAt?.toISOString() ?? null, text: consentTextOf(doc) });
+const consentOf = (doc: DocumentRow, me: RecipientRow, client: ClientInfo) => ({ given: me.consentedAt !== null, consentedAt: me.consentedAt?.toISOString() ?? null, text: consentTextOf(doc, me, client) });
 
 const verificationOf = (me: RecipientRow) => ({ required: me.verificationRequired, verified: me.verifiedAt !== null, verifiedAt: me.verifiedAt?.toISOString() ?? null });
 
@@ -110,7 +110,7 @@ export function createSigningService(deps: {
           reason,
           waitingFor: reason === 'waiting' ? turn.filter((r) => r.id !== me.id).map((r) => ({ name: r.name, email: r.email })) : [],
           verification: verificationOf(me),
-          consent: consentOf(doc, me),
+          consent: consentOf(doc, me, client),
           // Who asks, and why, and by when: the account's name as recorded at create, the sender's message, the deadline.
           sender: { name: doc.meta.senderName ?? null, message: doc.meta.message ?? null, logo: doc.meta.logo ?? null },
           expiresAt: doc.expiresAt.toISOString(),
@@ -214,7 +214,7 @@ export function createSigningService(deps: {
     /** The recipient agrees to use electronic records and signatures; once (a repeat answers the first). */
     async consent(token: string, timeZone: string | null, client: ClientInfo) {
       return withRecipient(token, async (tx, ctx) => {
-        const consentedAt = await actions.consent(tx, ctx, { textSha256: sha256Hex(consentTextOf(ctx.doc)), timeZone }, client);
+        const consentedAt = await actions.consent(tx, ctx, { textSha256: sha256Hex(consentTextOf(ctx.doc, ctx.me, client)), timeZone }, client);
         return { consented: true as const, consentedAt: consentedAt.toISOString() };
       });
     },
