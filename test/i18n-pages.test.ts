@@ -61,6 +61,15 @@ describe('the signing shell from the catalogues', () => {
     assert.match(html, /"signing-consent.defaultConsent1":"Indem Sie fortfahren/);
   });
 
+  test("each control's accessible name starts from its visible words, in every language (WCAG 2.5.3)", () => {
+    const pairs = [['declineToSign', 'declineLabel'], ['consentSubmit', 'consentSubmitLabel'], ['verifySend', 'verifySendLabel'], ['verifyConfirm', 'verifyConfirmLabel'], ['zoomReset', 'zoomResetLabel'], ['start', 'startLabel'], ['decline', 'declineLabel'], ['finish', 'finishLabel'], ['approve', 'approveLabel'], ['next', 'nextLabel'], ['sigDraw', 'sigDrawLabel'], ['sigType', 'sigTypeLabel'], ['sigUpload', 'sigUploadLabel'], ['sigClear', 'sigClearLabel'], ['cancel', 'cancelLabel'], ['sigApply', 'sigApplyLabel'], ['decline', 'declineToSign'], ['downloadPdf', 'downloadPdfLabel']];
+    const bad = LOCALES.flatMap((l) => {
+      const m = allMessages().get(l)!;
+      return pairs.filter(([shown, name]) => !m[`signing.${name}`].toLocaleLowerCase(l).includes(m[`signing.${shown}`].toLocaleLowerCase(l))).map(([shown, name]) => `${l}: "${m[`signing.${shown}`]}" not in "${m[`signing.${name}`]}"`);
+    });
+    assert.deepEqual(bad, []);
+  });
+
   test('the invalid-link page in the negotiated language, right to left for Arabic', () => {
     assert.match(renderInvalidLinkPage('ar'), /<html lang="ar" dir="rtl">/);
     assert.match(renderInvalidLinkPage('ar'), /رابط التوقيع هذا غير صالح/);
