@@ -95,16 +95,6 @@ ${notify.html}<small id="notificationEmail-help">Leave empty to use your account
 </label>
 ${consent.html}<small id="consentText-help">Plain text, up to ${v.consentTextMax.toLocaleString('en-US')} characters; a blank line starts a new paragraph. It should say that electronic signatures bind as paper ones do, how to get a paper copy, how to withdraw consent, and what is needed to open the documents.</small>
 </article>
-<article aria-labelledby="language-title">
-<header><h2 id="language-title">Recipients' language</h2></header>
-<label for="defaultLocale">Language of signing pages and emails
-<select id="defaultLocale" name="defaultLocale"${locale.attrs || ' aria-describedby="defaultLocale-help"'}>
-<option value=""${v.form.defaultLocale === '' ? ' selected' : ''}>Each recipient's browser language (else English)</option>
-${LOCALES.map((l) => `<option value="${l}" lang="${l}"${v.form.defaultLocale === l ? ' selected' : ''}>${escapeHtml(LOCALE_NAMES[l])}</option>`).join('\n')}
-</select>
-</label>
-${locale.html}<small id="defaultLocale-help">For recipients you give no locale of their own (the recipient's or the template slot's locale wins).</small>
-</article>
 <article aria-labelledby="brand-title">
 <header><h2 id="brand-title">Brand</h2></header>
 <label for="brandColor">Accent colour
@@ -119,6 +109,16 @@ ${color.html}<small id="brandColor-help">As #rrggbb, for the signing page's main
 <textarea id="allowedOrigins" name="allowedOrigins" rows="4" spellcheck="false" placeholder="https://app.example.com"${origins.attrs || ' aria-describedby="allowedOrigins-help"'}>${escapeHtml(v.form.allowedOrigins)}</textarea>
 </label>
 ${origins.html}<small id="allowedOrigins-help">Up to 10, each https://host[:port] (http only for localhost), no path.</small>
+</article>
+<article aria-labelledby="language-title">
+<header><h2 id="language-title">Recipients' language</h2></header>
+<label for="defaultLocale">Language of signing pages and emails
+<select id="defaultLocale" name="defaultLocale"${locale.attrs || ' aria-describedby="defaultLocale-help"'}>
+<option value=""${v.form.defaultLocale === '' ? ' selected' : ''}>Each recipient's browser language (else English)</option>
+${LOCALES.map((l) => `<option value="${l}" lang="${l}"${v.form.defaultLocale === l ? ' selected' : ''}>${escapeHtml(LOCALE_NAMES[l])}</option>`).join('\n')}
+</select>
+</label>
+${locale.html}<small id="defaultLocale-help">For recipients you give no locale of their own (the recipient's or the template slot's locale wins).</small>
 </article>
 <button type="submit">Save settings</button>
 </form>
