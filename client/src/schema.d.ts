@@ -137,8 +137,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the account's settings: the display name recipients see, where the sender's notices go and whether they are sent, and the consent text recipients agree to
-         * @description Only the fields given change; null resets notificationEmail and consentText to their defaults, and turns off the default reminders and expiry warning (`reminders`, `expiryWarningDays`: applied to envelopes created afterwards without their own). Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.
+         * Change the account's settings: the display name recipients see, where the sender's notices go whether they are sent, the consent text recipients agree to and the recipients' default language
+         * @description Only the fields given change; null resets notificationEmail, consentText and defaultLocale to their defaults, and turns off the default reminders and expiry warning (`reminders`, `expiryWarningDays`: applied to envelopes created afterwards without their own). An unsupported defaultLocale is a VALIDATION_ERROR naming the supported ones. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -1057,6 +1057,8 @@ export interface components {
             verificationRequired: boolean;
             /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
             verificationId: string | null;
+            /** @description The recipient's own language as given at create; null: the account's defaultLocale, else the browser's */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         HandoverDetailsInput: {
             /** @description Who held the place before */
@@ -1121,6 +1123,8 @@ export interface components {
             reminders?: components["schemas"]["RemindersInput"] | null;
             /** @description The default expiry warning of new envelopes; null: none */
             expiryWarningDays?: number | null;
+            /** @description The language of recipients who have no locale of their own: one of en, de, fr, es, pt, pl, zh-CN, ar; null: the recipient's browser's, else en */
+            defaultLocale?: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         AccountInput: {
             /** Format: uuid */
@@ -1170,6 +1174,8 @@ export interface components {
             reminders: components["schemas"]["RemindersInput"] | null;
             /** @description Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning */
             expiryWarningDays: number | null;
+            /** @description The language of recipients who have no locale of their own (signing page, emails, certificate page); null: the recipient's browser's, else en */
+            defaultLocale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         UsageEntryInput: {
             /** Format: uuid */
@@ -1325,6 +1331,8 @@ export interface components {
             role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
             signingOrder: number | null;
             verificationRequired: boolean;
+            /** @description The language of whoever fills the slot, unless the from-template call names one; null: the account's defaultLocale */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         TemplateFieldInput: {
             fieldId: number;
@@ -1641,6 +1649,8 @@ export interface components {
             verificationRequired: boolean;
             /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
             verificationId: string | null;
+            /** @description The recipient's own language as given at create; null: the account's defaultLocale, else the browser's */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         HandoverDetails: {
             /** @description Who held the place before */
@@ -1705,6 +1715,8 @@ export interface components {
             reminders?: components["schemas"]["Reminders"] | null;
             /** @description The default expiry warning of new envelopes; null: none */
             expiryWarningDays?: number | null;
+            /** @description The language of recipients who have no locale of their own: one of en, de, fr, es, pt, pl, zh-CN, ar; null: the recipient's browser's, else en */
+            defaultLocale?: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         Account: {
             /** Format: uuid */
@@ -1754,6 +1766,8 @@ export interface components {
             reminders: components["schemas"]["Reminders"] | null;
             /** @description Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning */
             expiryWarningDays: number | null;
+            /** @description The language of recipients who have no locale of their own (signing page, emails, certificate page); null: the recipient's browser's, else en */
+            defaultLocale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         UsageEntry: {
             /** Format: uuid */
@@ -1909,6 +1923,8 @@ export interface components {
             role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
             signingOrder: number | null;
             verificationRequired: boolean;
+            /** @description The language of whoever fills the slot, unless the from-template call names one; null: the account's defaultLocale */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         TemplateField: {
             fieldId: number;
@@ -2811,7 +2827,8 @@ export interface operations {
                      *         "everyDays": 1,
                      *         "max": 1
                      *       },
-                     *       "expiryWarningDays": 1
+                     *       "expiryWarningDays": 1,
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3146,7 +3163,8 @@ export interface operations {
                      *         "everyDays": 1,
                      *         "max": 1
                      *       },
-                     *       "expiryWarningDays": 1
+                     *       "expiryWarningDays": 1,
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3422,7 +3440,8 @@ export interface operations {
                      *         "everyDays": 1,
                      *         "max": 1
                      *       },
-                     *       "expiryWarningDays": 1
+                     *       "expiryWarningDays": 1,
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3556,6 +3575,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "displayName": "Analytical Engines Ltd",
+                 *       "defaultLocale": "en",
                  *       "reminders": {
                  *         "firstAfterDays": 3,
                  *         "everyDays": 2,
@@ -3605,7 +3625,8 @@ export interface operations {
                      *         "everyDays": 1,
                      *         "max": 1
                      *       },
-                     *       "expiryWarningDays": 1
+                     *       "expiryWarningDays": 1,
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -4788,7 +4809,8 @@ export interface operations {
                      *               "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *               "rejectionReason": "string",
                      *               "verificationRequired": true,
-                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *               "locale": "en"
                      *             }
                      *           ],
                      *           "fields": [
@@ -5015,7 +5037,8 @@ export interface operations {
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
-                 *             "role": "SIGNER"
+                 *             "role": "SIGNER",
+                 *             "locale": "en"
                  *           }
                  *         ],
                  *         "fields": [
@@ -5076,6 +5099,11 @@ export interface operations {
                                 options?: string[];
                             }[];
                             verificationRequired?: boolean;
+                            /**
+                             * @description The language the recipient is addressed in (signing page, emails, certificate page): one of en, de, fr, es, pt, pl, zh-CN, ar. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         fields?: {
                             /** @enum {string} */
@@ -5150,7 +5178,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -5542,7 +5571,8 @@ export interface operations {
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
-                 *             "role": "SIGNER"
+                 *             "role": "SIGNER",
+                 *             "locale": "en"
                  *           }
                  *         ]
                  *       }
@@ -5583,6 +5613,11 @@ export interface operations {
                                 options?: string[];
                             }[];
                             verificationRequired?: boolean;
+                            /**
+                             * @description The language the recipient is addressed in (signing page, emails, certificate page): one of en, de, fr, es, pt, pl, zh-CN, ar. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         fields?: {
                             /** @enum {string} */
@@ -5657,7 +5692,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -6032,7 +6068,8 @@ export interface operations {
                      *               "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *               "rejectionReason": "string",
                      *               "verificationRequired": true,
-                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *               "locale": "en"
                      *             }
                      *           ],
                      *           "fields": [
@@ -6278,7 +6315,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -6768,7 +6806,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ]
                      *     }
@@ -10390,7 +10429,8 @@ export interface operations {
                      *               "name": "Ada Lovelace",
                      *               "role": "SIGNER",
                      *               "signingOrder": 1,
-                     *               "verificationRequired": true
+                     *               "verificationRequired": true,
+                     *               "locale": "en"
                      *             }
                      *           ],
                      *           "detectedFromPlaceholders": true,
@@ -10618,7 +10658,8 @@ export interface operations {
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
-                 *             "role": "SIGNER"
+                 *             "role": "SIGNER",
+                 *             "locale": "en"
                  *           }
                  *         ],
                  *         "fields": [
@@ -10670,6 +10711,11 @@ export interface operations {
                                 options?: string[];
                             }[];
                             verificationRequired?: boolean;
+                            /**
+                             * @description The language the recipient is addressed in (signing page, emails, certificate page): one of en, de, fr, es, pt, pl, zh-CN, ar. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         fields?: {
                             /** @enum {string} */
@@ -10720,7 +10766,8 @@ export interface operations {
                      *           "name": "Ada Lovelace",
                      *           "role": "SIGNER",
                      *           "signingOrder": 1,
-                     *           "verificationRequired": true
+                     *           "verificationRequired": true,
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -11070,7 +11117,8 @@ export interface operations {
                      *           "name": "Ada Lovelace",
                      *           "role": "SIGNER",
                      *           "signingOrder": 1,
-                     *           "verificationRequired": true
+                     *           "verificationRequired": true,
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -12941,6 +12989,11 @@ export interface operations {
                         /** Format: email */
                         email: string;
                         name: string;
+                        /**
+                         * @description This person's language; absent: the slot's, else the account's defaultLocale
+                         * @enum {string}
+                         */
+                        locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                     }[];
                     /** @description Overrides the template's meta key by key */
                     meta?: {
@@ -12988,7 +13041,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -13400,6 +13454,11 @@ export interface operations {
                         /** Format: email */
                         email: string;
                         name: string;
+                        /**
+                         * @description This person's language; absent: the slot's, else the account's defaultLocale
+                         * @enum {string}
+                         */
+                        locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                     }[];
                     /** @description Overrides the template's meta key by key */
                     meta?: {
@@ -13448,7 +13507,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -13877,6 +13937,11 @@ export interface operations {
                             /** Format: email */
                             email: string;
                             name: string;
+                            /**
+                             * @description This person's language; absent: the slot's, else the account's defaultLocale
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         /** @description Overrides the template's meta key by key */
                         meta?: {

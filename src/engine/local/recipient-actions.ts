@@ -11,7 +11,7 @@ import type { Notifier } from './notifications.js';
 import { TOKEN_PATTERN, type TokenDeriver } from './tokens.js';
 import { ACTING_ROLES, allSignersSigned, currentTurn } from './turns.js';
 
-export type ClientInfo = { ip: string; userAgent: string | null };
+export type ClientInfo = { ip: string; userAgent: string | null; /** The page's language (its requests' Accept-Language), for the built-in consent text. */ locale?: string | null };
 export type CompleteInput = {
   fields: { fieldId: number; value?: string | null }[];
   signature?: { kind: 'typed' | 'drawn' | 'uploaded'; text?: string; image?: string };

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { LOCALES } from '../../i18n/locales.js';
+import { ZLocale } from '../envelopes/envelopes.schemas.js';
 import { ALLOWED_ORIGINS_MAX, ZAllowedOrigins, ZBrandColor } from './brand.js';
 import { ZExpiryWarningDays, ZReminders } from '../envelopes/envelopes.schemas.js';
 
@@ -23,6 +25,7 @@ export const ZAccountSettingsFields = {
   brandColor: z.string().nullable().describe("Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own"),
   reminders: ZReminders.nullable().describe('Automatic reminders of envelopes created without `reminders` of their own; null: none'),
   expiryWarningDays: z.number().int().nullable().describe('Days before expiresAt to warn whoever must still act, for envelopes created without their own; null: no warning'),
+  defaultLocale: z.enum(LOCALES).nullable().describe("The language of recipients who have no locale of their own (signing page, emails, certificate page); null: the recipient's browser's, else en"),
 };
 
 export const DISPLAY_NAME_MAX = 100;
@@ -70,8 +73,11 @@ export const ZAccountSettingsPatch = z
       .describe('#rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet\'s own'),
     reminders: ZReminders.nullable().optional().describe('The default automatic reminders of new envelopes, e.g. {"firstAfterDays": 3, "everyDays": 2, "max": 3}; null: none. Envelopes already sent keep theirs'),
     expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe('The default expiry warning of new envelopes; null: none'),
+    defaultLocale: ZLocale.nullable()
+      .optional()
+      .describe(`The language of recipients who have no locale of their own: one of ${LOCALES.join(', ')}; null: the recipient's browser's, else en`),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor, reminders, expiryWarningDays')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor, defaultLocale, reminders, expiryWarningDays')
   .meta({ id: 'AccountSettingsPatch' });
 export type TAccountSettingsPatch = z.infer<typeof ZAccountSettingsPatch>;
 

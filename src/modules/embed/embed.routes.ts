@@ -7,6 +7,7 @@ import { requestContext } from '../../http/auth.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import type { PageLocaleOf } from '../signing/page-locale.repo.js';
 import { loadSigningAssets } from '../../web/signing/static-assets.js';
 import { renderInvalidLinkPage, renderSigningPage, signingPageCsp } from '../../web/signing/page.js';
 import { ZRecipientParam } from '../envelopes/envelopes.schemas.js';
@@ -27,7 +28,7 @@ const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
 const COLOR = /^#[0-9a-f]{6}$/;
 
 /** Embedded signing: the API route that mints links, the page they open, /embed.js, and each account's brand.css. */
-export function embedRoutes(deps: { embed: EmbedService; commitMutation: CommitMutation }) {
+export function embedRoutes(deps: { embed: EmbedService; commitMutation: CommitMutation; pageLocale: PageLocaleOf }) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const assets = loadSigningAssets();
@@ -55,15 +56,17 @@ export function embedRoutes(deps: { embed: EmbedService; commitMutation: CommitM
     r.get('/sign/embed/:token', { schema: { hide: true, params: z.object({ token: z.string() }) }, helmet: { contentSecurityPolicy: false, frameguard: false, referrerPolicy: { policy: 'no-referrer' } } }, async (request, reply) => {
       const opened = TOKEN.test(request.params.token) ? await deps.embed.open(request.params.token) : undefined;
       const csp = signingPageCsp(opened?.allowedOrigins ?? []);
+      const locale = await deps.pageLocale(opened?.signingToken ?? null, request.headers['accept-language']);
       reply
         .code(opened ? 200 : 404)
         .type('text/html; charset=utf-8')
+        .header('vary', 'accept-language')
         .header('content-security-policy', Object.entries(csp).map(([k, v]) => `${k} ${v.join(' ')}`).join('; '))
         .header('cache-control', 'no-store')
         .header('x-robots-tag', 'noindex, nofollow');
-      if (!opened) return reply.header('x-frame-options', 'DENY').send(renderInvalidLinkPage());
+      if (!opened) return reply.header('x-frame-options', 'DENY').send(renderInvalidLinkPage(locale));
       const embed = { origins: opened.allowedOrigins, envelopeId: opened.envelopeId, recipientId: opened.recipientId };
-      return reply.send(renderSigningPage({ token: opened.signingToken, appPrefix: assets.appPrefix, pdfjsPrefix: assets.pdfjsPrefix, root: '../', embed }));
+      return reply.send(renderSigningPage({ token: opened.signingToken, appPrefix: assets.appPrefix, pdfjsPrefix: assets.pdfjsPrefix, root: '../', embed, locale }));
     });
 
     // A custom property, not inline style (the CSP forbids that): signing.css reads --accent.

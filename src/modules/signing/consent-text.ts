@@ -1,3 +1,6 @@
+import { t } from '../../i18n/catalogue.js';
+import { DEFAULT_LOCALE, resolveLocale, type Locale } from '../../i18n/locales.js';
+
 /**
  * What a recipient agrees to before their first action, unless the account set its own text
  * (`customers.consent_text`). Modelled on what the US ESIGN Act (15 U.S.C. 7001(c)) asks a consumer be
@@ -6,11 +9,20 @@
  * does, how to get a paper copy, how to withdraw consent and what withdrawing costs, and the hardware
  * and software needed to open and keep the records. Plain text: paragraphs are separated by a blank line,
  * so every page and PDF that shows it can lay it out without parsing markup.
+ * The paragraphs are catalogue messages (signing-consent.defaultConsent1…5), so the text exists in every locale.
  */
-export const DEFAULT_CONSENT_TEXT = [
-  'By continuing, you agree to receive, review and sign this document and the records that go with it electronically, rather than on paper.',
-  'Your electronic signature and the electronic records of this transaction have the same legal effect as a handwritten signature on paper and as paper records.',
-  'You may ask the sender for a paper copy of any document you sign electronically, at no charge, by replying to the email that brought you here.',
-  'You may withdraw this consent at any time before you sign, by declining to sign and telling the sender, or by writing to the sender. Withdrawing does not undo anything you signed before, and the sender may then need to complete this transaction on paper.',
-  'To take part you need a device with a current web browser (recent Chrome, Edge, Firefox or Safari), an internet connection, an email address you can read, and software that opens PDF files, with enough storage or a printer to keep a copy of the signed document.',
-].join('\n\n');
+export function defaultConsentText(locale: Locale): string {
+  return [1, 2, 3, 4, 5].map((n) => t(locale, `signing-consent.defaultConsent${n}`)).join('\n\n');
+}
+
+/** The built-in text in English: what a document records at create (each recipient is shown it in their language). */
+export const DEFAULT_CONSENT_TEXT = defaultConsentText(DEFAULT_LOCALE);
+
+/**
+ * What `recipientLocale` (else the page's `pageLocale`) is shown and agrees to: the account's own text as
+ * written, or the built-in one in their language (catalogue signing-consent, all eight languages).
+ */
+export function consentTextFor(recorded: string | undefined, recipientLocale: string | null | undefined, pageLocale: string | null | undefined): string {
+  if (recorded !== undefined && recorded !== DEFAULT_CONSENT_TEXT) return recorded;
+  return defaultConsentText(resolveLocale(recipientLocale, pageLocale));
+}

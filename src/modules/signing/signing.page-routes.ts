@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { loadSigningAssets } from '../../web/signing/static-assets.js';
+import type { PageLocaleOf } from './page-locale.repo.js';
 import { renderInvalidLinkPage, renderSigningPage, SIGNING_ASSET_CSP, SIGNING_PAGE_CSP } from '../../web/signing/page.js';
 
 /**
@@ -18,7 +19,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
  * our own node_modules and the client script, never a CDN. The JSON routes the page calls are in
  * signing.routes.ts.
  */
-export function signingPageRoutes() {
+export function signingPageRoutes(deps: { pageLocale: PageLocaleOf }) {
   return async function (app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const assets = loadSigningAssets();
@@ -36,14 +37,17 @@ export function signingPageRoutes() {
       },
       async (request, reply) => {
         const valid = PAGE_TOKEN.test(request.params.token);
+        // The recipient's language, else their account's, else the browser's: a bad link's page too.
+        const locale = await deps.pageLocale(valid ? request.params.token : null, request.headers['accept-language']);
         reply
           .code(valid ? 200 : 404)
           .type('text/html; charset=utf-8')
+          .header('vary', 'accept-language')
           // A page holding someone's signing link must not sit in shared caches or search indexes.
           .header('cache-control', 'no-store')
           .header('x-robots-tag', 'noindex, nofollow');
-        if (!valid) return reply.send(renderInvalidLinkPage());
-        return reply.send(renderSigningPage({ token: request.params.token, appPrefix: assets.appPrefix, pdfjsPrefix: assets.pdfjsPrefix }));
+        if (!valid) return reply.send(renderInvalidLinkPage(locale));
+        return reply.send(renderSigningPage({ token: request.params.token, appPrefix: assets.appPrefix, pdfjsPrefix: assets.pdfjsPrefix, locale }));
       },
     );
 

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import type { MultipartBody } from '../../http/multipart.js';
+import { negotiateLocale } from '../../i18n/locales.js';
 import type { SigningService } from './signing.service.js';
 
 const ZToken = z.object({ token: z.string().max(100) });
@@ -34,7 +35,7 @@ const ZAttachParams = ZToken.extend({ fieldId: z.coerce.number().int().min(1).ma
 /** The multipart framing around an attachment: a request larger than the file limit plus this is refused unread. */
 const FRAMING_BYTES = 64 * 1024;
 
-const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null });
+const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: (request.headers['user-agent'] ?? '').slice(0, 500) || null, locale: negotiateLocale(request.headers['accept-language']) ?? null });
 
 /** JSON routes behind the recipient's signing page; the token in the link is the credential. */
 export function signingRoutes(deps: { signing: SigningService; attachmentMaxBytes: number }) {

@@ -19,8 +19,8 @@ import type { EnvelopeSync } from '../envelopes/envelope-sync.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import type { RecipientHandover } from '../envelopes/recipient-handover.js';
 import { assertCanDelegate, canDelegate } from './delegation.js';
-import { DEFAULT_CONSENT_TEXT } from './consent-text.js';
 import { attachmentDto, claimedType, type AttachmentUpload, type SignerAttachments } from '../../engine/local/signer-attachments.js';
+import { consentTextFor } from './consent-text.js';
 
 /**
  * The recipient's side. Every action locks the envelope row first (the same lock every other state
@@ -40,9 +40,9 @@ function requireGate(doc: DocumentRow, me: RecipientRow): void {
 }
 
 /** The text this document's recipients agree to: the account's, copied at create; the built-in one for a document made before that. */
-const consentTextOf = (doc: DocumentRow) => doc.meta.consentText ?? DEFAULT_CONSENT_TEXT;
+const consentTextOf = (doc: DocumentRow, me: RecipientRow, client: ClientInfo) => consentTextFor(doc.meta.consentText, me.locale, client.locale);
 
-const consentOf = (doc: DocumentRow, me: RecipientRow) => ({ given: me.consentedAt !== null, consentedAt: me.consentedAt?.toISOString() ?? null, text: consentTextOf(doc) });
+const consentOf = (doc: DocumentRow, me: RecipientRow, client: ClientInfo) => ({ given: me.consentedAt !== null, consentedAt: me.consentedAt?.toISOString() ?? null, text: consentTextOf(doc, me, client) });
 
 const verificationOf = (me: RecipientRow) => ({ required: me.verificationRequired, verified: me.verifiedAt !== null, verifiedAt: me.verifiedAt?.toISOString() ?? null });
 
@@ -122,7 +122,7 @@ export function createSigningService(deps: {
           reason,
           waitingFor: reason === 'waiting' ? turn.filter((r) => r.id !== me.id).map((r) => ({ name: r.name, email: r.email })) : [],
           verification: verificationOf(me),
-          consent: consentOf(doc, me),
+          consent: consentOf(doc, me, client),
           // Who asks, and why, and by when: the account's name as recorded at create, the sender's message, the deadline.
           sender: { name: doc.meta.senderName ?? null, message: doc.meta.message ?? null, logo: doc.meta.logo ?? null },
           expiresAt: doc.expiresAt.toISOString(),
@@ -257,7 +257,7 @@ export function createSigningService(deps: {
     /** The recipient agrees to use electronic records and signatures; once (a repeat answers the first). */
     async consent(token: string, timeZone: string | null, client: ClientInfo) {
       return withRecipient(token, async (tx, ctx) => {
-        const consentedAt = await actions.consent(tx, ctx, { textSha256: sha256Hex(consentTextOf(ctx.doc)), timeZone }, client);
+        const consentedAt = await actions.consent(tx, ctx, { textSha256: sha256Hex(consentTextOf(ctx.doc, ctx.me, client)), timeZone }, client);
         return { consented: true as const, consentedAt: consentedAt.toISOString() };
       });
     },

@@ -4,7 +4,7 @@
  * nobody and costs nothing to serve. All URLs are relative to /sign/<token>, which keeps the page
  * working behind a proxy that mounts Signet under a path prefix.
  */
-import { messagesFor, messagesJson } from '../../i18n/catalogue.js';
+import { messagesFor, messagesJson, t, type MessageValues } from '../../i18n/catalogue.js';
 import { DEFAULT_LOCALE, type Locale, textDirection } from '../../i18n/locales.js';
 import { escapeHtml, pageHead } from '../html.js';
 import { renderDelegation } from './delegation-dialog.js';
@@ -68,10 +68,11 @@ export function renderSigningPage(o: SigningPageOptions): string {
     ? ` data-embed-origins="${escapeHtml(o.embed.origins.join(' '))}" data-envelope-id="${escapeHtml(o.embed.envelopeId)}" data-recipient-id="${o.embed.recipientId}"`
     : '';
   const locale = o.locale ?? DEFAULT_LOCALE;
+  const m = (key: string, values?: MessageValues) => escapeHtml(t(locale, `signing.${key}`, values));
   const head = pageHead({
     lang: locale,
     dir: textDirection(locale),
-    title: 'Review and sign',
+    title: t(locale, 'signing.pageTitle'),
     // brand.css: the account's accent (a stylesheet of ours, as style-src 'self' wants; no inline style).
     stylesheets: [`${root}assets/${o.appPrefix}/signing.css`, `${token}/brand.css`],
     modulepreload: [`${root}assets/${o.pdfjsPrefix}/pdf.min.mjs`],
@@ -85,11 +86,11 @@ export function renderSigningPage(o: SigningPageOptions): string {
   <header class="topbar">
     <img id="brand-logo" class="brand-logo" alt="" data-testid="brand-logo" hidden>
     <p class="brand">Signet</p>
-    <h1 id="document-title" class="title" data-testid="document-title">Loading document…</h1>
+    <h1 id="document-title" class="title" data-testid="document-title">${m('loadingTitle')}</h1>
     <p id="recipient-line" class="recipient" data-testid="recipient-line"></p>
   </header>
 
-  <section id="request-info" class="request" aria-label="Who asks you to sign" data-testid="request-info" hidden>
+  <section id="request-info" class="request" aria-label="${m('requestInfoLabel')}" data-testid="request-info" hidden>
     <p id="sender-line" class="sender" data-testid="sender-line"></p>
     <blockquote id="sender-message" class="message" data-testid="sender-message" hidden></blockquote>
     <p id="deadline-line" class="deadline" data-testid="deadline-line" hidden></p>
@@ -100,119 +101,124 @@ export function renderSigningPage(o: SigningPageOptions): string {
   <div id="status-banner" class="banner" role="status" aria-live="polite" data-testid="status-banner" hidden></div>
 
   <section id="consent-step" class="verify consent" aria-labelledby="consent-title" data-testid="consent-step" hidden>
-    <h2 id="consent-title" tabindex="-1">Agree to sign electronically</h2>
-    <p class="help">Before you review and sign, please read this and agree to use electronic records and signatures. You can still decline the document without agreeing.</p>
-    <div id="consent-text" class="consent-text" tabindex="0" role="region" aria-label="Consent to electronic records and signatures" data-testid="consent-text"></div>
+    <h2 id="consent-title" tabindex="-1">${m('consentTitle')}</h2>
+    <p class="help">${m('consentHelp')}</p>
+    <div id="consent-text" class="consent-text" tabindex="0" role="region" aria-label="${m('consentTextLabel')}" data-testid="consent-text"></div>
     <form id="consent-form" class="consent-form" novalidate>
       <div class="check-row">
-        <input id="consent-check" type="checkbox" aria-label="I have read this and agree to use electronic records and signatures" aria-describedby="consent-error" data-testid="consent-check">
-        <label for="consent-check">I have read this and agree to use electronic records and signatures</label>
+        <input id="consent-check" type="checkbox" aria-label="${m('consentCheck')}" aria-describedby="consent-error" data-testid="consent-check">
+        <label for="consent-check">${m('consentCheck')}</label>
       </div>
       <p id="consent-error" class="error" role="alert" aria-live="assertive" data-testid="consent-error"></p>
       <div class="dialog-actions">
-        <button type="button" id="consent-decline" class="button danger-outline" aria-label="Decline to sign this document" data-testid="consent-decline">Decline to sign</button>
-        <button type="submit" id="consent-submit" class="button primary" aria-label="Agree and continue to the document" data-testid="consent-submit">Agree and continue</button>
+        <button type="button" id="consent-decline" class="button danger-outline" aria-label="${m('declineLabel')}" data-testid="consent-decline">${m('declineToSign')}</button>
+        <button type="submit" id="consent-submit" class="button primary" aria-label="${m('consentSubmitLabel')}" data-testid="consent-submit">${m('consentSubmit')}</button>
       </div>
     </form>
   </section>
 
   <section id="verify-step" class="verify" aria-labelledby="verify-title" data-testid="verify-step" hidden>
-    <h2 id="verify-title">Confirm it&#39;s you</h2>
-    <p class="help">Before you can open this document, confirm your email address: we&#39;ll email a code to <strong id="verify-address" data-testid="verify-address"></strong>.</p>
-    <button type="button" id="verify-send" class="button primary" aria-label="Send code to my email address" data-testid="verify-send">Send code</button>
+    <h2 id="verify-title">${m('verifyTitle')}</h2>
+    <p class="help">${m('verifyHelp', { address: SLOT }).replace(SLOT_HTML, '<strong id="verify-address" data-testid="verify-address"></strong>')}</p>
+    <button type="button" id="verify-send" class="button primary" aria-label="${m('verifySendLabel')}" data-testid="verify-send">${m('verifySend')}</button>
     <p id="verify-sent" class="sent" role="status" aria-live="polite" data-testid="verify-sent" hidden></p>
-    <label for="verify-code" class="label">Code from the email</label>
+    <label for="verify-code" class="label">${m('verifyCode')}</label>
     <div class="code-row">
-      <input id="verify-code" class="input code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="6" spellcheck="false" aria-label="The code from the email" aria-describedby="verify-error" data-testid="verify-code">
-      <button type="button" id="verify-confirm" class="button secondary" aria-label="Confirm the code" data-testid="verify-confirm">Confirm</button>
+      <input id="verify-code" class="input code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="6" spellcheck="false" aria-label="${m('verifyCodeLabel')}" aria-describedby="verify-error" data-testid="verify-code">
+      <button type="button" id="verify-confirm" class="button secondary" aria-label="${m('verifyConfirmLabel')}" data-testid="verify-confirm">${m('verifyConfirm')}</button>
     </div>
     <p id="verify-error" class="error" role="alert" data-testid="verify-error"></p>
   </section>
 
   <!-- Before the document in reading and Tab order (Start is the first stop after the header), shown
        at the bottom of the screen by CSS. -->
-  <section id="action-bar" class="actionbar" aria-label="Signing actions" data-testid="action-bar" hidden>
+  <section id="action-bar" class="actionbar" aria-label="${m('actionsLabel')}" data-testid="action-bar" hidden>
     <div class="status-row">
       <p id="progress" class="progress" role="status" aria-live="polite" data-testid="progress" hidden></p>
-      <button type="button" id="zoom-reset" class="button link" aria-label="Fit page to the screen (zoom out)" data-testid="zoom-reset" hidden>Fit page</button>
+      <button type="button" id="zoom-reset" class="button link" aria-label="${m('zoomResetLabel')}" data-testid="zoom-reset" hidden>${m('zoomReset')}</button>
     </div>
-    <p id="guide-help" class="sr-only">Start, then Next, takes you to each field you still need to fill; Enter in a text field moves on to the next. Finish becomes available when every required field is done.</p>
+    <p id="guide-help" class="sr-only">${m('guideHelp')}</p>
     <div class="actions">
-      <button type="button" id="next-field-button" class="button secondary" data-testid="next-field-button" aria-label="Start: go to the first field to fill" aria-describedby="guide-help" hidden>Start</button>
-      <button type="button" id="reject-button" class="button danger-outline" data-testid="reject-button" aria-label="Decline to sign this document" hidden>Decline</button>
-      <button type="button" id="finish-button" class="button primary" data-testid="finish-button" aria-label="Finish signing" hidden>Finish</button>
+      <button type="button" id="next-field-button" class="button secondary" data-testid="next-field-button" aria-label="${m('startLabel')}" aria-describedby="guide-help" hidden>${m('start')}</button>
+      <button type="button" id="reject-button" class="button danger-outline" data-testid="reject-button" aria-label="${m('declineLabel')}" hidden>${m('decline')}</button>
+      <button type="button" id="finish-button" class="button primary" data-testid="finish-button" aria-label="${m('finishLabel')}" hidden>${m('finish')}</button>
     </div>
   </section>
 
-  <main id="document" class="document" aria-label="Document" aria-busy="true" data-testid="document">
-    <p id="document-loading" class="loading" data-testid="document-loading">Loading the document…</p>
+  <main id="document" class="document" aria-label="${m('documentLabel')}" aria-busy="true" data-testid="document">
+    <p id="document-loading" class="loading" data-testid="document-loading">${m('loadingDocument')}</p>
   </main>
 
   <dialog id="signature-dialog" class="dialog" aria-labelledby="signature-dialog-title" aria-describedby="signature-dialog-help" data-testid="signature-dialog">
-    <h2 id="signature-dialog-title">Adopt your signature</h2>
-    <p id="signature-dialog-help" class="help">It is placed in every signature and initials field of yours in this document.</p>
-    <div class="tabs" role="tablist" aria-label="How to create your signature">
-      <button type="button" role="tab" id="signature-tab-draw" class="tab" aria-selected="true" aria-controls="signature-panel-draw" aria-label="Draw your signature" data-testid="signature-tab-draw">Draw</button>
-      <button type="button" role="tab" id="signature-tab-type" class="tab" aria-selected="false" aria-controls="signature-panel-type" aria-label="Type your signature" tabindex="-1" data-testid="signature-tab-type">Type</button>
-      <button type="button" role="tab" id="signature-tab-upload" class="tab" aria-selected="false" aria-controls="signature-panel-upload" aria-label="Upload an image of your signature" tabindex="-1" data-testid="signature-tab-upload">Upload</button>
+    <h2 id="signature-dialog-title">${m('sigTitle')}</h2>
+    <p id="signature-dialog-help" class="help">${m('sigHelp')}</p>
+    <div class="tabs" role="tablist" aria-label="${m('sigTabsLabel')}">
+      <button type="button" role="tab" id="signature-tab-draw" class="tab" aria-selected="true" aria-controls="signature-panel-draw" aria-label="${m('sigDrawLabel')}" data-testid="signature-tab-draw">${m('sigDraw')}</button>
+      <button type="button" role="tab" id="signature-tab-type" class="tab" aria-selected="false" aria-controls="signature-panel-type" aria-label="${m('sigTypeLabel')}" tabindex="-1" data-testid="signature-tab-type">${m('sigType')}</button>
+      <button type="button" role="tab" id="signature-tab-upload" class="tab" aria-selected="false" aria-controls="signature-panel-upload" aria-label="${m('sigUploadLabel')}" tabindex="-1" data-testid="signature-tab-upload">${m('sigUpload')}</button>
     </div>
     <div role="tabpanel" id="signature-panel-draw" class="panel" aria-labelledby="signature-tab-draw" data-testid="signature-panel-draw">
-      <canvas id="signature-draw-canvas" class="pad" role="img" aria-label="Signature drawing area: draw with a mouse, pen or finger" data-testid="signature-draw-canvas"></canvas>
+      <canvas id="signature-draw-canvas" class="pad" role="img" aria-label="${m('sigDrawArea')}" data-testid="signature-draw-canvas"></canvas>
       <div class="panel-actions">
-        <span class="hint">Sign above the line</span>
-        <button type="button" id="signature-draw-clear" class="button link" aria-label="Clear the drawing" data-testid="signature-draw-clear">Clear</button>
+        <span class="hint">${m('sigDrawHint')}</span>
+        <button type="button" id="signature-draw-clear" class="button link" aria-label="${m('sigClearLabel')}" data-testid="signature-draw-clear">${m('sigClear')}</button>
       </div>
     </div>
     <div role="tabpanel" id="signature-panel-type" class="panel" aria-labelledby="signature-tab-type" data-testid="signature-panel-type" hidden>
-      <label for="signature-type-input" class="label">Your name</label>
-      <input id="signature-type-input" class="input" type="text" maxlength="80" autocomplete="name" aria-label="Type your signature" data-testid="signature-type-input">
-      <canvas id="signature-type-preview" class="pad preview" role="img" aria-label="Preview of your typed signature" data-testid="signature-type-preview"></canvas>
+      <label for="signature-type-input" class="label">${m('sigTypeName')}</label>
+      <input id="signature-type-input" class="input" type="text" maxlength="80" autocomplete="name" aria-label="${m('sigTypeLabel')}" data-testid="signature-type-input">
+      <canvas id="signature-type-preview" class="pad preview" role="img" aria-label="${m('sigTypePreview')}" data-testid="signature-type-preview"></canvas>
     </div>
     <div role="tabpanel" id="signature-panel-upload" class="panel" aria-labelledby="signature-tab-upload" data-testid="signature-panel-upload" hidden>
-      <label for="signature-upload-input" class="label">An image of your signature (PNG or JPEG, up to 5 MB)</label>
-      <input id="signature-upload-input" class="input" type="file" accept="image/png,image/jpeg" aria-label="Upload an image of your signature" data-testid="signature-upload-input">
-      <img id="signature-upload-preview" class="pad preview" alt="Preview of the uploaded signature" data-testid="signature-upload-preview" hidden>
+      <label for="signature-upload-input" class="label">${m('sigUploadHint')}</label>
+      <input id="signature-upload-input" class="input" type="file" accept="image/png,image/jpeg" aria-label="${m('sigUploadLabel')}" data-testid="signature-upload-input">
+      <img id="signature-upload-preview" class="pad preview" alt="${m('sigUploadPreview')}" data-testid="signature-upload-preview" hidden>
     </div>
     <p id="signature-error" class="error" role="alert" data-testid="signature-error"></p>
     <div class="dialog-actions">
-      <button type="button" id="signature-cancel" class="button secondary" aria-label="Cancel and close" data-testid="signature-cancel">Cancel</button>
-      <button type="button" id="signature-apply" class="button primary" aria-label="Adopt and sign with this signature" data-testid="signature-apply">Adopt and sign</button>
+      <button type="button" id="signature-cancel" class="button secondary" aria-label="${m('cancelLabel')}" data-testid="signature-cancel">${m('cancel')}</button>
+      <button type="button" id="signature-apply" class="button primary" aria-label="${m('sigApplyLabel')}" data-testid="signature-apply">${m('sigApply')}</button>
     </div>
   </dialog>
 
   <dialog id="reject-dialog" class="dialog" aria-labelledby="reject-dialog-title" aria-describedby="reject-dialog-help" data-testid="reject-dialog">
-    <h2 id="reject-dialog-title">Decline to sign</h2>
-    <p id="reject-dialog-help" class="help">The sender is told that you declined, with your reason. This cannot be undone.</p>
-    <label for="reject-reason" class="label">Reason</label>
-    <textarea id="reject-reason" class="input" rows="4" maxlength="1000" aria-label="Reason for declining" aria-required="true" data-testid="reject-reason"></textarea>
+    <h2 id="reject-dialog-title">${m('declineToSign')}</h2>
+    <p id="reject-dialog-help" class="help">${m('rejectHelp')}</p>
+    <label for="reject-reason" class="label">${m('rejectReason')}</label>
+    <textarea id="reject-reason" class="input" rows="4" maxlength="1000" aria-label="${m('rejectReasonLabel')}" aria-required="true" data-testid="reject-reason"></textarea>
     <p id="reject-error" class="error" role="alert" data-testid="reject-error"></p>
     <div class="dialog-actions">
-      <button type="button" id="reject-cancel" class="button secondary" aria-label="Cancel and close" data-testid="reject-cancel">Cancel</button>
-      <button type="button" id="reject-confirm" class="button danger" aria-label="Decline to sign" data-testid="reject-confirm">Decline</button>
+      <button type="button" id="reject-cancel" class="button secondary" aria-label="${m('cancelLabel')}" data-testid="reject-cancel">${m('cancel')}</button>
+      <button type="button" id="reject-confirm" class="button danger" aria-label="${m('declineToSign')}" data-testid="reject-confirm">${m('decline')}</button>
     </div>
   </dialog>
 
-  <noscript><p class="banner error-banner">This page needs JavaScript to show and sign the document.</p></noscript>
+  <noscript><p class="banner error-banner">${m('noscript')}</p></noscript>
 </div>
 </body>
 </html>
 `;
 }
 
-/** A link whose token cannot be one of ours: answered without touching the database or the client script. */
-export function renderInvalidLinkPage(): string {
+/** Where a message's argument goes when the page puts markup there (escapeHtml leaves it as it is). */
+const SLOT = '\u2063';
+const SLOT_HTML = SLOT;
+
+/** A link whose token cannot be one of ours: answered without the client script, in the browser's language. */
+export function renderInvalidLinkPage(locale: Locale = DEFAULT_LOCALE): string {
+  const m = (key: string) => escapeHtml(t(locale, `signing.${key}`));
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(locale)}"${textDirection(locale) === 'rtl' ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<title>Link not valid</title>
+<title>${m('invalidTitle')}</title>
 </head>
 <body>
 <main>
-<h1>This signing link is not valid</h1>
-<p>Check that you copied the whole link from the email, or ask the sender for a new one.</p>
+<h1>${m('invalidHeading')}</h1>
+<p>${m('invalidHelp')}</p>
 </main>
 </body>
 </html>

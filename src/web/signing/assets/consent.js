@@ -2,13 +2,16 @@
 // first action the page asks them to agree to use electronic records and signatures (ESIGN, eIDAS).
 // Declining the document needs no consent, so the step offers it too.
 
+import { locale, problem, t } from './i18n.js';
+
 const $ = (id) => document.getElementById(id);
 
 /** A deadline as the recipient reads it: their own time zone, named. */
 export function readableTime(iso) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return null;
-  return d.toLocaleString(undefined, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+  // The page's language, the recipient's own time zone (the browser's).
+  return new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(d);
 }
 
 /** The sender's name and message, and by when to act; nothing before a gated recipient's code (the session has none). */
@@ -17,8 +20,8 @@ export function showRequest(session) {
   const box = $('request-info');
   const name = session.sender.name?.trim();
   showLogo(session.sender.logo, name);
-  $('sender-line').textContent = name ? `${name} asks you to ${session.recipient.role === 'APPROVER' ? 'approve' : 'sign'} this document.` : 'You have been asked to sign this document.';
-  if (session.recipient.role === 'VIEWER' || session.recipient.role === 'CC') $('sender-line').textContent = name ? `${name} shared this document with you.` : 'This document was shared with you.';
+  const role = session.recipient.role === 'APPROVER' ? 'approve' : session.recipient.role === 'VIEWER' || session.recipient.role === 'CC' ? 'view' : 'sign';
+  $('sender-line').textContent = name ? t('signing-consent.senderAsks', { name, role }) : t('signing-consent.youAreAsked', { role });
   const message = session.sender.message?.trim();
   if (message) {
     $('sender-message').textContent = message;
@@ -26,7 +29,7 @@ export function showRequest(session) {
   }
   const until = session.expiresAt && session.canAct ? readableTime(session.expiresAt) : null;
   if (until) {
-    $('deadline-line').textContent = `Please respond by ${until}.`;
+    $('deadline-line').textContent = t('signing-consent.respondBy', { until });
     $('deadline-line').hidden = false;
   }
   box.hidden = false;
@@ -39,7 +42,7 @@ export function showRequest(session) {
 function showLogo(file, name) {
   if (typeof file !== 'string' || !/^[0-9a-f]{64}\.(png|jpg)$/.test(file)) return;
   const img = $('brand-logo');
-  img.alt = name || 'Sender logo';
+  img.alt = name || t('signing-consent.senderLogo');
   img.src = document.getElementById('signing-app').dataset.brandBase + file;
   img.hidden = false;
 }
@@ -91,7 +94,7 @@ export function askConsent(session, { call, url, decline }) {
       if (busy) return;
       if (!check.checked) {
         check.setAttribute('aria-invalid', 'true');
-        error.textContent = 'Tick the box to agree, or decline the document.';
+        error.textContent = t('signing-consent.tickToAgree');
         return check.focus();
       }
       busy = true;
@@ -105,7 +108,7 @@ export function askConsent(session, { call, url, decline }) {
       busy = false;
       submit.disabled = false;
       if (!result?.ok) {
-        error.textContent = result ? (result.body?.error ?? `Your agreement could not be recorded (HTTP ${result.status}). Try again.`) : 'The server could not be reached; nothing was recorded. Try again.';
+        error.textContent = result ? problem(result, 'signing-consent.notRecorded') : t('signing-consent.offline');
         return;
       }
       step.hidden = true;

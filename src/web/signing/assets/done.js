@@ -1,6 +1,8 @@
 // After the outcome: what happened, the recipient's copy once the envelope is sealed, and the sender's
 // page (meta.redirectUrl) to go on to. Everything is built with DOM calls: no markup from the server.
 
+import { t } from './i18n.js';
+
 /** How long the page waits before following redirectUrl; "Stay on this page" stops it (WCAG 2.2.1). */
 const REDIRECT_SECONDS = 6;
 /** Seconds between looks at the session while the seal job runs; about two minutes in all. */
@@ -27,8 +29,8 @@ const line = (text, testid) => {
 
 /** A file name for the saved copy: the title without characters file systems refuse. */
 function fileName(title) {
-  const base = (title || 'document').replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 120) || 'document';
-  return `${base} - signed.pdf`;
+  const base = (title || t('signing-done.fileDocument')).replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 120) || 'document';
+  return t('signing-done.fileName', { base });
 }
 
 /** The "Download your copy" link for a session whose envelope is sealed (`downloadUrl` set). */
@@ -36,7 +38,7 @@ export function copyLink(session) {
   const a = document.createElement('a');
   a.href = new URL(session.downloadUrl, location.href).href;
   a.className = 'button primary';
-  a.textContent = 'Download your copy';
+  a.textContent = t('signing-done.downloadCopy');
   a.dataset.testid = 'download-copy-link';
   a.setAttribute('download', fileName(session.envelope?.title));
   return a;
@@ -62,27 +64,27 @@ export function showOutcome(banner, { text, redirectUrl, watchCopy }) {
 }
 
 function offerRedirect(banner, target) {
-  const where = line(`Taking you on to ${target.host} in ${REDIRECT_SECONDS} seconds.`, 'redirect-note');
+  const where = line(t('signing-done.redirecting', { host: target.host, seconds: REDIRECT_SECONDS }), 'redirect-note');
   const actions = document.createElement('div');
   actions.className = 'done-actions';
   const go = document.createElement('a');
   go.href = target.href;
   go.rel = 'noreferrer';
   go.className = 'button secondary';
-  go.textContent = 'Continue';
+  go.textContent = t('signing-done.continue');
   go.dataset.testid = 'redirect-link';
   const stay = document.createElement('button');
   stay.type = 'button';
   stay.className = 'button secondary';
-  stay.textContent = 'Stay on this page';
+  stay.textContent = t('signing-done.stay');
   stay.dataset.testid = 'redirect-stay';
-  stay.setAttribute('aria-label', 'Stay on this page');
+  stay.setAttribute('aria-label', t('signing-done.stay'));
   actions.append(go, stay);
   banner.append(where, actions);
   const timer = setTimeout(() => location.assign(target.href), REDIRECT_SECONDS * 1000);
   stay.addEventListener('click', () => {
     clearTimeout(timer);
-    where.textContent = `Continue to ${target.host} whenever you are ready.`;
+    where.textContent = t('signing-done.continueWhenReady', { host: target.host });
     stay.remove();
     go.focus();
   });
@@ -97,14 +99,14 @@ async function pollForCopy(copy, watchCopy) {
     }
     // Others still have to act: the copy comes by email when they have.
     if (session && session.envelope?.status !== 'COMPLETED') {
-      copy.textContent = 'You will get the completed document by email once everyone has acted.';
+      copy.textContent = t('signing-done.copyByEmailLater');
       return;
     }
     if (i >= COPY_POLL.length) {
-      copy.textContent = 'Your signed copy will reach you by email.';
+      copy.textContent = t('signing-done.copyByEmail');
       return;
     }
-    if (i === 0) copy.textContent = 'Sealing the completed document; a link to your copy will appear here.';
+    if (i === 0) copy.textContent = t('signing-done.sealing');
     await new Promise((resolve) => setTimeout(resolve, COPY_POLL[i] * 1000));
   }
 }

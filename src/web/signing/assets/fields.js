@@ -16,19 +16,8 @@ const initialsOf = (text) =>
     .join('')
     .slice(0, 4);
 
-const NOUNS = {
-  SIGNATURE: 'Signature',
-  INITIALS: 'Initials',
-  NAME: 'Name',
-  EMAIL: 'Email',
-  DATE: 'Date',
-  TEXT: 'Text',
-  NUMBER: 'Number',
-  CHECKBOX: 'Checkbox',
-  RADIO: 'Choice',
-  DROPDOWN: 'Choice',
-  FILE: 'File',
-};
+/** What a field is called in its label ("Signature 2, page 1, required"): RADIO and DROPDOWN are both a choice. */
+const nounOf = (type) => t('signing-widgets.noun', { type: type === 'DROPDOWN' ? 'RADIO' : type });
 
 /** The widget's control: an element carrying the field's test id, focus and aria-invalid. */
 function buildControl(field, label) {
@@ -40,9 +29,9 @@ function buildControl(field, label) {
       const button = document.createElement('button');
       button.type = 'button';
       button.className = 'control sign';
-      button.textContent = field.type === 'SIGNATURE' ? 'Sign' : 'Initial';
+      button.textContent = field.type === 'SIGNATURE' ? t('signing-widgets.sign') : t('signing-widgets.initial');
       // The name starts with the visible word, so speech users can say what they see (WCAG 2.5.3).
-      button.setAttribute('aria-label', `${button.textContent}: ${label}`);
+      button.setAttribute('aria-label', t('signing-widgets.actionLabel', { action: button.textContent, label }));
       return button;
     }
     case 'NAME':
@@ -50,8 +39,8 @@ function buildControl(field, label) {
     case 'DATE': {
       const out = document.createElement('output');
       out.className = 'control auto';
-      out.textContent = field.value ?? (field.type === 'DATE' ? 'Date of signing' : '');
-      label = `${label}: ${out.textContent}, filled in automatically`;
+      out.textContent = field.value ?? (field.type === 'DATE' ? t('signing-widgets.dateOfSigning') : '');
+      label = t('signing-widgets.autoLabel', { label, value: out.textContent });
       out.setAttribute('aria-label', label);
       out.dataset.testid = testid;
       return out;
@@ -64,7 +53,7 @@ function buildControl(field, label) {
       input.maxLength = field.type === 'NUMBER' ? 40 : 1000;
       input.autocomplete = 'off';
       input.spellcheck = false;
-      input.placeholder = field.type === 'NUMBER' ? 'Number' : 'Text';
+      input.placeholder = nounOf(field.type);
       if (field.type === 'NUMBER') input.inputMode = 'decimal';
       if (field.value) input.value = field.value;
       return input;
@@ -100,7 +89,7 @@ function buildControl(field, label) {
     case 'DROPDOWN': {
       const select = document.createElement('select');
       select.className = 'control select';
-      select.append(new Option('Choose…', ''));
+      select.append(new Option(t('signing-widgets.choose'), ''));
       for (const option of options) select.append(new Option(option, option, false, field.value === option));
       return select;
     }
@@ -122,14 +111,14 @@ function buildControl(field, label) {
 export function createFieldLayer({ fields, views, canAct, onSignRequest, onChange, onAdvance, zoom, attachmentsUrl }) {
   const counters = {};
   const totals = {};
-  for (const f of fields) totals[NOUNS[f.type] ?? f.type] = (totals[NOUNS[f.type] ?? f.type] ?? 0) + 1;
+  for (const f of fields) totals[nounOf(f.type)] = (totals[nounOf(f.type)] ?? 0) + 1;
   const sorted = [...fields].sort((a, b) => a.page - b.page || a.positionY - b.positionY || a.positionX - b.positionX);
 
   const widgets = sorted.map((field) => {
-    const noun = NOUNS[field.type] ?? field.type;
+    const noun = nounOf(field.type);
     counters[noun] = (counters[noun] ?? 0) + 1;
-    const numbered = totals[noun] > 1 ? `${noun} ${counters[noun]}` : noun;
-    const label = `${numbered}, page ${field.page}${field.required && !AUTO.has(field.type) ? ', required' : ''}`;
+    const numbered = totals[noun] > 1 ? t('signing-widgets.numbered', { noun, n: counters[noun] }) : noun;
+    const label = t('signing-widgets.fieldLabel', { name: numbered, page: field.page, required: field.required && !AUTO.has(field.type) ? 'yes' : 'no' });
 
     const box = document.createElement('div');
     box.className = `field type-${field.type.toLowerCase()}`;
@@ -182,12 +171,12 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
   const problemOf = (w) => {
     const { type, required } = w.field;
     const value = valueOf(w);
-    if (isSign(type)) return required && !signature ? (type === 'SIGNATURE' ? 'Sign here' : 'Add your initials here') : null;
-    if (type === 'CHECKBOX') return required && value !== 'true' ? 'Tick this box to continue' : null;
-    if (type === 'RADIO' || type === 'DROPDOWN') return required && !value ? 'Choose an option' : null;
+    if (isSign(type)) return required && !signature ? (type === 'SIGNATURE' ? t('signing-widgets.signHere') : t('signing-widgets.initialsHere')) : null;
+    if (type === 'CHECKBOX') return required && value !== 'true' ? t('signing-widgets.tickBox') : null;
+    if (type === 'RADIO' || type === 'DROPDOWN') return required && !value ? t('signing-widgets.chooseOption') : null;
     if (type === 'FILE') return required && !value ? t('signing-attachments.required') : null;
-    if (type === 'NUMBER' && value && !NUMBER.test(value)) return 'Enter a number, like 42 or 3.5';
-    if (required && !value) return type === 'NUMBER' ? 'Enter a number' : 'Fill in this field';
+    if (type === 'NUMBER' && value && !NUMBER.test(value)) return t('signing-widgets.numberLike');
+    if (required && !value) return type === 'NUMBER' ? t('signing-widgets.enterNumber') : t('signing-widgets.fillIn');
     return null;
   };
 
@@ -297,16 +286,16 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
           span.className = 'typed-initials';
           span.textContent = initialsOf(sig.text);
           w.control.append(span);
-          w.control.setAttribute('aria-label', `${w.label}: ${span.textContent}, activate to change`);
+          w.control.setAttribute('aria-label', t('signing-widgets.changeLabel', { label: w.label, value: span.textContent }));
         } else if (sig) {
           const img = document.createElement('img');
           img.src = sig.image;
           img.alt = '';
           w.control.append(img);
-          w.control.setAttribute('aria-label', `${w.label}: signed, activate to change`);
+          w.control.setAttribute('aria-label', t('signing-widgets.signedLabel', { label: w.label }));
         } else {
-          w.control.textContent = w.field.type === 'SIGNATURE' ? 'Sign' : 'Initial';
-          w.control.setAttribute('aria-label', `${w.control.textContent}: ${w.label}`);
+          w.control.textContent = w.field.type === 'SIGNATURE' ? t('signing-widgets.sign') : t('signing-widgets.initial');
+          w.control.setAttribute('aria-label', t('signing-widgets.actionLabel', { action: w.control.textContent, label: w.label }));
         }
         refresh(w);
       }

@@ -19,3 +19,14 @@ export function t(key, values) {
   }
   return String(format.format(values));
 }
+
+/**
+ * What a refused request says to the recipient: the catalogue's words for the API's code where it has
+ * them (signing-errors), else `fallback` (a key taking the HTTP status). The server's own message is
+ * English, for developers; it is never shown.
+ */
+export function problem(result, fallback) {
+  const code = result.body?.code;
+  const known = code ? t(`signing-errors.${code}`, { seconds: result.body?.retryAfterSeconds ?? 0, attempts: result.body?.attemptsLeft ?? 0 }) : null;
+  return known && known !== `signing-errors.${code}` ? known : t(fallback, { status: result.status });
+}

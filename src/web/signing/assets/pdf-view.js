@@ -1,5 +1,6 @@
 // Renders the PDF's pages with pdf.js (served from our origin) into canvases, one positioned box per page.
 // Each box keeps the page's aspect ratio, so field overlays placed in percentages scale with it.
+import { t } from './i18n.js';
 
 /** Loads pdf.js and opens the document from its bytes. `base` is the versioned pdf.js folder URL. */
 export async function openPdf(base, bytes) {
@@ -39,7 +40,7 @@ export async function createPageViews(container, doc) {
     element.className = 'page';
     element.dataset.testid = `page-${n}`;
     element.dataset.page = String(n);
-    element.setAttribute('aria-label', `Page ${n} of ${doc.numPages}`);
+    element.setAttribute('aria-label', t('signing-widgets.pageOf', { n, total: doc.numPages }));
     element.style.aspectRatio = `${base.width} / ${base.height}`;
     const overlay = document.createElement('div');
     overlay.className = 'overlay';

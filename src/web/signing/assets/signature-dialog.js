@@ -1,5 +1,6 @@
 // The "adopt your signature" dialog: draw (pointer events: mouse, pen, touch), type, or upload.
 // Every path ends in a PNG or JPEG data URL cropped to the ink, which is what the page shows and sends.
+import { t } from './i18n.js';
 
 const INK = '#1b2a6b';
 const SCRIPT_FONTS = '"Z003", "URW Chancery L", "Segoe Script", "Brush Script MT", "Snell Roundhand", "Apple Chancery", cursive';
@@ -160,13 +161,13 @@ function renderTyped(canvas, text, width, height) {
 
 /** Reads an uploaded image and re-encodes it (size-capped, metadata dropped) as PNG or JPEG. */
 async function readUpload(file) {
-  if (!['image/png', 'image/jpeg'].includes(file.type)) throw new Error('Choose a PNG or JPEG image.');
-  if (file.size > MAX_UPLOAD_BYTES) throw new Error('That image is larger than 5 MB; choose a smaller one.');
+  if (!['image/png', 'image/jpeg'].includes(file.type)) throw new Error(t('signing-dialog.pngOrJpeg'));
+  if (file.size > MAX_UPLOAD_BYTES) throw new Error(t('signing-dialog.tooLarge'));
   let bitmap;
   try {
     bitmap = await createImageBitmap(file);
   } catch {
-    throw new Error('That file could not be read as an image.');
+    throw new Error(t('signing-dialog.unreadable'));
   }
   const scale = Math.min(1, OUT_W / bitmap.width, OUT_H / bitmap.height);
   const canvas = document.createElement('canvas');
@@ -182,7 +183,7 @@ async function readUpload(file) {
   bitmap.close?.();
   let url = jpeg ? canvas.toDataURL('image/jpeg', 0.9) : canvas.toDataURL('image/png');
   if (url.length > MAX_DATA_URL) url = canvas.toDataURL('image/jpeg', 0.8);
-  if (url.length > MAX_DATA_URL) throw new Error('That image is too detailed; try a smaller or simpler picture.');
+  if (url.length > MAX_DATA_URL) throw new Error(t('signing-dialog.tooDetailed'));
   return url;
 }
 
@@ -287,19 +288,19 @@ export function createSignatureDialog() {
   function apply() {
     if (active === 'draw') {
       const image = pad.export();
-      if (!image) return showError('Draw your signature in the box first, or choose Type to type it.');
+      if (!image) return showError(t('signing-dialog.drawFirst'));
       return finish({ kind: 'drawn', image });
     }
     if (active === 'type') {
       const text = typeInput.value.trim();
-      if (!text) return showError('Type your name first.');
+      if (!text) return showError(t('signing-dialog.typeFirst'));
       const out = document.createElement('canvas');
       renderTyped(out, text, OUT_W, OUT_H);
       const cropped = cropToInk(out);
-      if (!cropped) return showError('Type your name first.');
+      if (!cropped) return showError(t('signing-dialog.typeFirst'));
       return finish({ kind: 'typed', text, image: cropped.toDataURL('image/png') });
     }
-    if (!uploaded) return showError('Choose an image of your signature first.');
+    if (!uploaded) return showError(t('signing-dialog.uploadFirst'));
     return finish({ kind: 'uploaded', image: uploaded });
   }
 

@@ -7,7 +7,7 @@ import { offerDelegation } from './delegation.js';
 import { createFieldLayer } from './fields.js';
 import { createPageViews, openPdf } from './pdf-view.js';
 import { createSignatureDialog } from './signature-dialog.js';
-import { t } from './i18n.js';
+import { locale, problem, t } from './i18n.js';
 import { confirmIdentity } from './verification.js';
 import { createZoom } from './zoom.js';
 
@@ -39,7 +39,8 @@ function say(tone, text, extra) {
 async function call(target, { method = 'GET', body } = {}) {
   const response = await fetch(target, {
     method,
-    headers: body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
+    // The page's language: the server words the built-in consent text in it.
+    headers: { accept: 'application/json', 'accept-language': locale, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'same-origin',
     cache: 'no-store',
@@ -49,7 +50,7 @@ async function call(target, { method = 'GET', body } = {}) {
 }
 
 const person = (p) => (p.name ? `${p.name} <${p.email}>` : p.email);
-const list = (items) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+const list = (items) => new Intl.ListFormat(locale, { type: 'conjunction' }).format(items);
 
 /** Why this recipient cannot act now, in words. */
 function reasonText(session) {
@@ -57,22 +58,22 @@ function reasonText(session) {
   switch (reason) {
     case 'waiting':
       return waitingFor.length
-        ? `Waiting for ${list(waitingFor.map(person))} to sign first. You will get an email when it is your turn.`
-        : 'It is not your turn yet. You will get an email when it is.';
+        ? t('signing.waitingFor', { people: list(waitingFor.map(person)) })
+        : t('signing.notYourTurn');
     case 'signed':
-      return recipient.role === 'APPROVER' ? 'You have approved this document.' : 'You have signed this document. Nothing more is needed from you.';
+      return recipient.role === 'APPROVER' ? t('signing.reasonApproved') : t('signing.reasonSigned');
     case 'rejected':
-      return recipient.status === 'REJECTED' ? 'You declined this document.' : 'This document was declined by a recipient; it can no longer be signed.';
+      return recipient.status === 'REJECTED' ? t('signing.reasonYouDeclined') : t('signing.reasonDeclined');
     case 'completed':
-      return 'This document has been completed by everyone.';
+      return t('signing.reasonCompletedByAll');
     case 'cancelled':
-      return 'The sender cancelled this document; it can no longer be signed.';
+      return t('signing.reasonCancelled');
     case 'expired':
-      return 'The time to sign this document has run out. Ask the sender to send it again.';
+      return t('signing.reasonExpired');
     case 'view_only':
-      return 'You can view this document. No action is needed from you.';
+      return t('signing.reasonViewOnly');
     default:
-      return envelope.status === 'COMPLETED' ? 'This document has been completed.' : 'This document cannot be signed right now.';
+      return envelope.status === 'COMPLETED' ? t('signing.reasonCompleted') : t('signing.reasonUnavailable');
   }
 }
 
@@ -101,20 +102,20 @@ async function freshSession() {
 }
 
 function showHeader(session) {
-  const title = session.envelope.title || 'Untitled document';
+  const title = session.envelope.title || t('signing.untitled');
   $('document-title').textContent = title;
-  document.title = `${title} · Review and sign`;
+  document.title = t('signing.windowTitle', { title });
   const line = $('recipient-line');
-  const verb = session.canAct ? (session.recipient.role === 'APPROVER' ? 'Approving as' : 'Signing as') : 'Viewing as';
-  line.textContent = `${verb} ${person(session.recipient)}`;
+  const as = session.canAct ? (session.recipient.role === 'APPROVER' ? 'signing.approvingAs' : 'signing.signingAs') : 'signing.viewingAs';
+  line.textContent = t(as, { person: person(session.recipient) });
   // No document after a cancellation, a rejection or expiry: nothing to download.
   if (!session.documentUrl) return;
   const download = document.createElement('a');
   download.href = new URL(session.documentUrl, location.href).href;
-  download.textContent = 'Download PDF';
+  download.textContent = t('signing.downloadPdf');
   download.className = 'download';
   download.dataset.testid = 'download-link';
-  download.setAttribute('aria-label', 'Download PDF of the document');
+  download.setAttribute('aria-label', t('signing.downloadPdfLabel'));
   download.setAttribute('download', '');
   line.append(' · ', download);
 }
@@ -124,11 +125,11 @@ async function loadSession() {
   try {
     result = await call(urls.session);
   } catch {
-    return { error: 'The server could not be reached. Check your connection and reload the page.' };
+    return { error: t('signing.offlineReload') };
   }
   if (result.body?.code === 'SIGNING_LINK_HANDED_OVER') return { error: t('signing-delegation.handedOver'), fatal: true, title: t('signing-delegation.handedOverTitle') };
-  if (result.status === 404) return { error: 'This signing link is not valid or no longer active. Ask the sender for a new one.', fatal: true };
-  if (!result.ok || !result.body?.envelope) return { error: result.body?.error ?? `The document could not be loaded (HTTP ${result.status}). Reload the page to try again.` };
+  if (result.status === 404) return { error: t('signing.linkInactive'), fatal: true };
+  if (!result.ok || !result.body?.envelope) return { error: problem(result, 'signing.loadFailed') };
   return { session: result.body };
 }
 
@@ -144,8 +145,8 @@ async function loadDocument(session) {
 function wireFinish(session, layer, hooks) {
   const signatureDialog = createSignatureDialog();
   const approver = session.recipient.role === 'APPROVER';
-  finishButton.textContent = approver ? 'Approve' : 'Finish';
-  finishButton.setAttribute('aria-label', approver ? 'Approve this document' : 'Finish signing');
+  finishButton.textContent = approver ? t('signing.approve') : t('signing.finish');
+  finishButton.setAttribute('aria-label', approver ? t('signing.approveLabel') : t('signing.finishLabel'));
   actionBar.hidden = false;
   finishButton.hidden = false;
   progress.hidden = false;
@@ -163,8 +164,8 @@ function wireFinish(session, layer, hooks) {
     progress.dataset.complete = String(done === total);
     started ||= done > 0;
     nextButton.hidden = total === 0 || done === total;
-    nextButton.textContent = started ? 'Next' : 'Start';
-    nextButton.setAttribute('aria-label', started ? 'Next field to fill' : 'Start: go to the first field to fill');
+    nextButton.textContent = started ? t('signing.next') : t('signing.start');
+    nextButton.setAttribute('aria-label', started ? t('signing.nextLabel') : t('signing.startLabel'));
     // Not `disabled`: the button stays in the Tab order, is announced as unavailable, and pressing it
     // shows what is missing.
     finishButton.setAttribute('aria-disabled', String(done < total));
@@ -209,7 +210,7 @@ function wireFinish(session, layer, hooks) {
     started = true;
     const bad = layer.validate();
     if (bad.length) {
-      say('error', bad.length === 1 ? 'One field needs your attention; it is marked in red.' : `${bad.length} fields need your attention; they are marked in red.`);
+      say('error', t('signing.fieldsNeedAttention', { count: bad.length }));
       checkFailed = true;
       layer.focusWidget(bad[0]);
       return;
@@ -221,23 +222,23 @@ function wireFinish(session, layer, hooks) {
     }
     setBusy(true);
     checkFailed = false;
-    say('info', approver ? 'Approving…' : 'Signing…');
+    say('info', approver ? t('signing.approving') : t('signing.signing'));
     let result;
     try {
       result = await call(urls.complete, { method: 'POST', body });
     } catch {
       setBusy(false);
-      return say('error', 'The server could not be reached; nothing was sent. Check your connection and press Finish again.');
+      return say('error', t('signing.offlineFinish'));
     }
     if (result.ok) {
       notifyParent('signed');
-      const title = session.envelope.title ? `“${session.envelope.title}”` : 'the document';
-      const text = result.body?.status === 'APPROVED' ? `You approved ${title}.` : `You signed ${title}. Everyone will get the completed document by email.`;
+      const titled = session.envelope.title ? 'titled' : 'untitled';
+      const text = t(result.body?.status === 'APPROVED' ? 'signing.youApproved' : 'signing.youSigned', { title: session.envelope.title ?? '', titled });
       return concluded(layer, text, { redirectUrl: result.body?.redirectUrl ?? session.redirectUrl, watchCopy: freshSession });
     }
     setBusy(false);
     const code = result.body?.code;
-    const message = result.body?.error ?? `Something went wrong (HTTP ${result.status}).`;
+    const message = problem(result, 'signing.failed');
     if (code === 'VALIDATION_ERROR') {
       // A path names a field by id ("body.fields[fieldId=12]") or by its place in what we sent ("body.fields.1.value").
       let placed = 0;
@@ -246,9 +247,9 @@ function wireFinish(session, layer, hooks) {
         const byId = /fieldId=(\d+)/.exec(path);
         const byIndex = /fields\.(\d+)/.exec(path);
         const fieldId = byId ? Number(byId[1]) : byIndex ? body.fields[Number(byIndex[1])]?.fieldId : undefined;
-        if (fieldId !== undefined && layer.showServerError(fieldId, d.message ?? 'Check this field')) placed++;
+        if (fieldId !== undefined && layer.showServerError(fieldId, t('signing.checkField'))) placed++;
       }
-      return say('error', placed ? 'Some fields need your attention; they are marked in red.' : message);
+      return say('error', placed ? t('signing.someFieldsNeedAttention') : message);
     }
     if (code === 'NOT_YOUR_TURN' || code === 'ALREADY_ACTED' || code === 'ENVELOPE_NOT_ACTIVE') {
       layer.lock();
@@ -256,7 +257,7 @@ function wireFinish(session, layer, hooks) {
       const fresh = await loadSession();
       return say(code === 'ALREADY_ACTED' ? 'info' : 'waiting', fresh.session ? reasonText(fresh.session) : message);
     }
-    say('error', `${message} Your entries are kept; you can try again.`);
+    say('error', t('signing.entriesKept', { message }));
   });
 }
 
@@ -286,7 +287,7 @@ function wireDecline(layer) {
   $('reject-confirm').addEventListener('click', async () => {
     const text = reason.value.trim();
     if (!text) {
-      rejectError.textContent = 'Please give a reason.';
+      rejectError.textContent = t('signing.giveReason');
       reason.setAttribute('aria-invalid', 'true');
       reason.focus();
       return;
@@ -299,17 +300,17 @@ function wireDecline(layer) {
       result = await call(urls.reject, { method: 'POST', body: { reason: text } });
     } catch {
       confirm.disabled = false;
-      rejectError.textContent = 'The server could not be reached; nothing was sent. Try again.';
+      rejectError.textContent = t('signing.offlineRetry');
       return;
     }
     confirm.disabled = false;
     if (!result.ok) {
-      rejectError.textContent = result.body?.error ?? `Something went wrong (HTTP ${result.status}).`;
+      rejectError.textContent = problem(result, 'signing.failed');
       return;
     }
     rejectDialog.close();
     notifyParent('declined');
-    concluded(declineLayer, 'You declined this document. The sender has been told.');
+    concluded(declineLayer, t('signing.youDeclined'));
   });
 }
 
@@ -318,7 +319,7 @@ async function main() {
   // A gated recipient confirms their email address first; until then the server tells the page nothing
   // about the document (not its title, not who is on it), only where the code goes.
   if (session?.reason === 'verification_required') {
-    $('document-title').textContent = 'A document is waiting for you';
+    $('document-title').textContent = t('signing.documentWaiting');
     $('recipient-line').textContent = '';
     documentArea.hidden = true;
     root.dataset.step = 'verification';
@@ -326,10 +327,10 @@ async function main() {
     root.dataset.step = 'document';
     documentArea.hidden = false;
     ({ session, error, fatal } = await loadSession());
-    if (session?.canAct) say('success', 'Email address confirmed. Review the document and sign.');
+    if (session?.canAct) say('success', t('signing.emailConfirmed'));
   }
   if (!session) {
-    $('document-title').textContent = title ?? (fatal ? 'Link not valid' : 'Document unavailable');
+    $('document-title').textContent = title ?? (fatal ? t('signing.invalidTitle') : t('signing.unavailableTitle'));
     $('document-loading')?.remove();
     documentArea.setAttribute('aria-busy', 'false');
     notifyParent('error');
@@ -350,7 +351,7 @@ async function main() {
     root.dataset.step = 'document';
     documentArea.hidden = false;
     // After a gated recipient's code the banner already says what comes next.
-    if (banner.hidden) say('success', 'Thank you. Review the document, then sign.');
+    if (banner.hidden) say('success', t('signing.consentThanks'));
   }
   if (!session.canAct) {
     say(session.reason === 'view_only' ? 'info' : 'waiting', reasonText(session));
@@ -371,7 +372,7 @@ async function main() {
     console.error(err);
     $('document-loading')?.remove();
     documentArea.setAttribute('aria-busy', 'false');
-    return say('error', 'The document could not be displayed here. Use “Download PDF” to open it.');
+    return say('error', t('signing.displayFailed'));
   }
   documentArea.setAttribute('aria-busy', 'false');
 
@@ -394,5 +395,5 @@ async function main() {
 
 main().catch((err) => {
   console.error(err);
-  say('error', 'Something went wrong while loading this page. Reload to try again.');
+  say('error', t('signing.pageFailed'));
 });

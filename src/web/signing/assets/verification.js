@@ -1,13 +1,13 @@
 // The code step of a recipient who must confirm their email address before the server shows them the
 // document: send a code to their address, enter it, and the page goes on to the document.
 
-const $ = (id) => document.getElementById(id);
+import { locale, problem, t } from './i18n.js';
 
-const sentence = (text) => text.replace(/\.?$/, '.');
+const $ = (id) => document.getElementById(id);
 
 const timeOf = (iso) => {
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? null : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return Number.isNaN(d.getTime()) ? null : new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' }).format(d);
 };
 
 /**
@@ -35,11 +35,11 @@ export function confirmIdentity(session, { call, urls }) {
       if (left <= 0) {
         clearInterval(cooldown);
         send.disabled = false;
-        send.textContent = 'Send a new code';
+        send.textContent = t('signing-verify.sendNew');
         return;
       }
       send.disabled = true;
-      send.textContent = `Send a new code (${left} s)`;
+      send.textContent = t('signing-verify.sendNewIn', { seconds: left });
       left--;
     };
     tick();
@@ -54,27 +54,27 @@ export function confirmIdentity(session, { call, urls }) {
   send.addEventListener('click', async () => {
     error.textContent = '';
     send.disabled = true;
-    send.textContent = 'Sending…';
+    send.textContent = t('signing-verify.sending');
     let result;
     try {
       result = await call(urls.code, { method: 'POST', body: {} });
     } catch {
       send.disabled = false;
-      send.textContent = 'Send code';
-      return fail('The server could not be reached. Check your connection and try again.');
+      send.textContent = t('signing.verifySend');
+      return fail(t('signing-verify.offline'));
     }
     if (!result.ok) {
       const wait = Number(result.body?.retryAfterSeconds ?? 0);
       if (wait > 0) coolDown(wait);
       else {
         send.disabled = false;
-        send.textContent = 'Send code';
+        send.textContent = t('signing.verifySend');
       }
-      return fail(result.body?.error ?? `The code could not be sent (HTTP ${result.status}).`);
+      return fail(problem(result, 'signing-verify.notSent'));
     }
     const until = result.body?.expiresAt ? timeOf(result.body.expiresAt) : null;
     sent.hidden = false;
-    sent.textContent = `We sent a code to ${address}.${until ? ` It is valid until ${until}.` : ''} Check your inbox (and your spam folder).`;
+    sent.textContent = until ? t('signing-verify.sentUntil', { address, until }) : t('signing-verify.sent', { address });
     coolDown(Number(result.body?.retryAfterSeconds ?? 30));
     // Entering the code is the next step now: it gets the primary button.
     send.classList.replace('primary', 'secondary');
@@ -89,7 +89,7 @@ export function confirmIdentity(session, { call, urls }) {
       const code = input.value.replace(/\s+/g, '');
       if (!/^\d{4,10}$/.test(code)) {
         input.focus();
-        return fail('Enter the code from the email: digits only.');
+        return fail(t('signing-verify.digitsOnly'));
       }
       busy = true;
       confirm.disabled = true;
@@ -100,7 +100,7 @@ export function confirmIdentity(session, { call, urls }) {
       } catch {
         busy = false;
         confirm.disabled = false;
-        return fail('The server could not be reached; nothing was checked. Try again.');
+        return fail(t('signing-verify.offlineCheck'));
       }
       busy = false;
       confirm.disabled = false;
@@ -112,17 +112,17 @@ export function confirmIdentity(session, { call, urls }) {
       }
       const left = result.body?.attemptsLeft;
       // The server's message says how many attempts are left (INVALID_CODE) or why no code can work.
-      const message = result.body?.error ?? `The code could not be checked (HTTP ${result.status}).`;
+      const message = problem(result, 'signing-verify.notChecked');
       if (left === 0 || result.body?.code === 'VERIFICATION_FAILED' || result.body?.code === 'VERIFICATION_EXPIRED') {
         // Locked: no code can confirm this address any more, so nothing on this page is of use.
         input.disabled = true;
         confirm.disabled = true;
         send.disabled = true;
         clearInterval(cooldown);
-        return fail(`${sentence(message)} Ask the sender to send you the document again.`);
+        return fail(t('signing-verify.askAgain', { message }));
       }
       input.select();
-      fail(sentence(message));
+      fail(message);
     };
     confirm.addEventListener('click', check);
     input.addEventListener('keydown', (e) => {
