@@ -19,7 +19,7 @@ export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' |
 export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId'>;
 
 /** A stored recipient as created: nobody has opened, signed or rejected anything yet. */
-const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null, consentedAt: null, locale: null } as const;
+const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null, consentedAt: null } as const;
 
 export function createEnvelopesRepo() {
   // Every live status read runs it: prepared once per executor (db/prepared.ts).

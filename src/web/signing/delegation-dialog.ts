@@ -17,15 +17,15 @@ export function renderDelegation(locale: Locale, token: string): string {
     <p id="delegate-dialog-help" class="help">${m('help')}</p>
     <form id="delegate-form" class="delegate-form" novalidate>
       <label for="delegate-name" class="label">${m('name')}</label>
-      <input id="delegate-name" class="input" type="text" maxlength="200" autocomplete="off" aria-required="true" aria-describedby="delegate-error" data-testid="delegate-name">
+      <input id="delegate-name" class="input" type="text" maxlength="200" autocomplete="off" aria-label="${m('name')}" aria-required="true" aria-describedby="delegate-error" data-testid="delegate-name">
       <label for="delegate-email" class="label">${m('email')}</label>
-      <input id="delegate-email" class="input" type="email" maxlength="320" autocomplete="off" aria-required="true" aria-describedby="delegate-error" data-testid="delegate-email">
+      <input id="delegate-email" class="input" type="email" maxlength="320" autocomplete="off" aria-label="${m('email')}" aria-required="true" aria-describedby="delegate-error" data-testid="delegate-email">
       <label for="delegate-reason" class="label">${m('reason')}</label>
-      <textarea id="delegate-reason" class="input" rows="3" maxlength="500" data-testid="delegate-reason"></textarea>
+      <textarea id="delegate-reason" class="input" rows="3" maxlength="500" aria-label="${m('reason')}" data-testid="delegate-reason"></textarea>
       <p id="delegate-error" class="error" role="alert" data-testid="delegate-error"></p>
       <div class="dialog-actions">
-        <button type="button" id="delegate-cancel" class="button secondary" data-testid="delegate-cancel">${m('cancel')}</button>
-        <button type="submit" id="delegate-confirm" class="button primary" data-testid="delegate-confirm">${m('submit')}</button>
+        <button type="button" id="delegate-cancel" class="button secondary" aria-label="${m('cancel')}" data-testid="delegate-cancel">${m('cancel')}</button>
+        <button type="submit" id="delegate-confirm" class="button primary" aria-label="${m('submit')}" data-testid="delegate-confirm">${m('submit')}</button>
       </div>
     </form>
   </dialog>`;
