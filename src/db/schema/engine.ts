@@ -30,7 +30,7 @@ export const engineDocuments = pgTable(
    * `consentText` (what its recipients agree to before acting): both copied from the account at create,
    * so what a recipient was shown, and the certificate prints, never changes with later settings.
    */
-  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string; delivery?: 'embedded'; brandColor?: string; logo?: string }>().notNull().default({}),
+  meta: jsonb('meta').$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string; delivery?: 'embedded'; brandColor?: string; logo?: string; defaultLocale?: string }>().notNull().default({}),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),

@@ -7,16 +7,22 @@ import {
   invitationEmail,
   reminderEmail,
   type EnvelopeMail,
+  type MailPerson,
   type RenderedEmail,
   type SigningAction,
 } from '../../providers/email/templates/index.js';
+import { resolveLocale } from '../../i18n/locales.js';
 import type { EngineMeta } from '../engine.js';
 import { logoFileOf, logoUrlOf } from '../../modules/account/logo.js';
 import { SEND_EMAIL_JOB, type EmailJobPayload } from './send-email-job.js';
 
 /** The engine document as the notices need it; `meta.senderName` is the sending account's name, recorded at create. */
-type Doc = { title: string | null; meta: EngineMeta & { senderName?: string; brandColor?: string; logo?: string }; testSend: boolean; expiresAt: Date };
-type Person = { name: string; email: string };
+type Doc = { title: string | null; meta: EngineMeta & { senderName?: string; brandColor?: string; logo?: string; defaultLocale?: string }; testSend: boolean; expiresAt: Date };
+/** A recipient as their emails need them: `locale` their own (null: the account's default, copied onto the document), `timeZone` when their browser reported one. */
+type Person = { name: string; email: string; locale?: string | null; timeZone?: string | null };
+
+/** The reader of an email: in their own language, else the account's default, else English; times in their zone when known. */
+const readerOf = (doc: Doc, who: Person): MailPerson => ({ name: who.name, email: who.email, locale: resolveLocale(who.locale, doc.meta.defaultLocale), timeZone: who.timeZone ?? null });
 
 /** SIGNER signs, APPROVER approves, everyone else (VIEWER, CC) only reads. */
 export const actionOf = (role: string): SigningAction => (role === 'SIGNER' ? 'sign' : role === 'APPROVER' ? 'approve' : 'view');
@@ -49,20 +55,20 @@ export function createNotifier(opts: { publicUrl?: string } = {}) {
 
   return {
     /** The jobs of invitations to everyone given, for the caller to enqueue with its own writes. */
-    invitations: (doc: Doc, to: (Person & { link: string; action: SigningAction })[]) => to.map((who) => job(doc, who.email, invitationEmail(mailOf(doc), who, who.link, who.action))),
+    invitations: (doc: Doc, to: (Person & { link: string; action: SigningAction })[]) => to.map((who) => job(doc, who.email, invitationEmail(mailOf(doc), readerOf(doc, who), who.link, who.action))),
 
     /** The jobs of reminders to everyone given, likewise. */
-    reminders: (doc: Doc, to: (Person & { role: string; link: string })[]) => to.map((who) => job(doc, who.email, reminderEmail(mailOf(doc), who, who.link, actionOf(who.role)))),
+    reminders: (doc: Doc, to: (Person & { role: string; link: string })[]) => to.map((who) => job(doc, who.email, reminderEmail(mailOf(doc), readerOf(doc, who), who.link, actionOf(who.role)))),
 
     completed: (tx: DbOrTx, doc: Doc, who: Person, signedKey: string) =>
-      send(tx, doc, who.email, completedEmail(mailOf(doc), who), [
+      send(tx, doc, who.email, completedEmail(mailOf(doc), readerOf(doc, who)), [
         { filename: `${(doc.title ?? 'document').replace(/[^\w.-]+/g, '_').slice(0, 80)}-signed.pdf`, blobKey: signedKey, contentType: 'application/pdf' },
       ]),
 
     rejected: (tx: DbOrTx, doc: Doc, who: Person, by: Person & { role: string }, reason: string) =>
-      send(tx, doc, who.email, declinedEmail(mailOf(doc), who, { ...by, action: actionOf(by.role) }, reason)),
+      send(tx, doc, who.email, declinedEmail(mailOf(doc), readerOf(doc, who), { name: by.name, email: by.email, action: actionOf(by.role) }, reason)),
 
-    cancelled: (tx: DbOrTx, doc: Doc, who: Person) => send(tx, doc, who.email, cancelledEmail(mailOf(doc), who)),
+    cancelled: (tx: DbOrTx, doc: Doc, who: Person) => send(tx, doc, who.email, cancelledEmail(mailOf(doc), readerOf(doc, who))),
   };
 }
 

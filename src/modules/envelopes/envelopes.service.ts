@@ -24,7 +24,7 @@ import { logoFileOf } from '../account/logo.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY = 86_400_000;
 
-const senderAndConsent = (a: { name: string | null; consentText: string | null; brandColor?: string | null; logoKey?: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null, logo: logoFileOf(a?.logoKey ?? null) });
+const senderAndConsent = (a: { name: string | null; consentText: string | null; brandColor?: string | null; logoKey?: string | null; defaultLocale?: string | null } | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null, logo: logoFileOf(a?.logoKey ?? null), defaultLocale: a?.defaultLocale ?? null });
 const ownerOf = (ctx: RequestContext): Owner => ({ customerId: ctx.actor.customerId, mode: ctx.actor.mode });
 // An x402 payment buys exactly the route's price: it cannot also pay for a gated recipient's verification.
 const gatedUnderX402 = () => new AppError('X402_NOT_APPLICABLE', 'A recipient with verificationRequired is charged a verification (USD 0.50) with the envelope, which an x402 payment cannot cover; pay from a prepaid balance (API key or wallet JWT)');
@@ -66,7 +66,7 @@ export type EnvelopeServiceDeps = {
   prepareDocument: (parts: UploadPart[], owner: string) => Promise<PreparedDocument>;
   signingUrlsOf: (tx: DbOrTx, engineRecipientIds: string[]) => Promise<Map<string, string>>;
   /** The account's name, which invitations show as the sender, and its consent text (read before the transaction). */
-  senderOf: (customerId: string) => Promise<{ name: string | null; consentText: string | null; brandColor: string | null; logoKey: string | null } | undefined>;
+  senderOf: (customerId: string) => Promise<{ name: string | null; consentText: string | null; brandColor: string | null; logoKey: string | null; defaultLocale?: string | null } | undefined>;
   envelopeExpiryDays: number;
   storageExpiryDays: number;
 };
