@@ -76,7 +76,7 @@ describe('the OpenAPI document, as client generators read it', () => {
     }
     const payload = doc.paths['/v1/envelopes'].post.requestBody.content['multipart/form-data'].schema.properties.payload;
     assert.deepEqual(payload.required, ['recipients']);
-    assert.deepEqual(Object.keys(payload.properties.recipients.items.properties).sort(), ['email', 'fields', 'name', 'role', 'signingOrder', 'verificationRequired']);
+    assert.deepEqual(Object.keys(payload.properties.recipients.items.properties).sort(), ['email', 'fields', 'locale', 'name', 'role', 'signingOrder', 'verificationRequired']);
     assert.ok(payload.properties.meta.properties.redirectUrl);
     assert.deepEqual(doc.paths['/v1/documents/verify'].post.requestBody.content['application/pdf'].schema, { type: 'string', format: 'binary', contentMediaType: 'application/pdf' });
     assert.deepEqual(doc.paths['/v1/envelopes/{id}/download'].get.responses['200'].content['application/pdf'].schema, { type: 'string', format: 'binary', contentMediaType: 'application/pdf' });

@@ -137,8 +137,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the account's settings: the display name recipients see, where the sender's notices go and whether they are sent, and the consent text recipients agree to
-         * @description Only the fields given change; null resets notificationEmail and consentText to their defaults. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.
+         * Change the account's settings: the display name recipients see, where the sender's notices go whether they are sent, the consent text recipients agree to and the recipients' default language
+         * @description Only the fields given change; null resets notificationEmail, consentText and defaultLocale to their defaults. An unsupported defaultLocale is a VALIDATION_ERROR naming the supported ones. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -853,6 +853,73 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
+        FieldInput: {
+            fieldId: number;
+            id: string;
+            /** @enum {string} */
+            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
+            recipientEmail: string;
+            page: number;
+            positionX: number;
+            positionXPercent: number;
+            positionY: number;
+            positionYPercent: number;
+            width: number;
+            widthPercent: number;
+            height: number;
+            heightPercent: number;
+        };
+        RecipientStatusInput: {
+            email: string;
+            name: string;
+            /** @enum {string} */
+            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
+            signingOrder: number | null;
+            signingUrl: string;
+            /** @description NOT_SIGNED | SIGNED | REJECTED */
+            signingStatus: string;
+            /** @description NOT_OPENED | OPENED */
+            readStatus: string;
+            /** @description NOT_SENT | SENT */
+            sendStatus: string;
+            /** @description Alt: PENDING | SIGNED | REJECTED */
+            status: string;
+            signedAt: string | null;
+            viewedAt: string | null;
+            rejectedAt: string | null;
+            rejectionReason: string | null;
+            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
+            verificationRequired: boolean;
+            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
+            verificationId: string | null;
+            /** @description The recipient's own language as given at create; null: the account's defaultLocale, else the browser's */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
+        };
+        EnvelopeInput: {
+            /** Format: uuid */
+            envelopeId: string;
+            engineEnvelopeId: string;
+            engineNumericId: string | null;
+            /** @enum {string} */
+            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
+            title: string | null;
+            recipients: components["schemas"]["RecipientStatusInput"][];
+            fields: components["schemas"]["FieldInput"][];
+            detectedFromPlaceholders: boolean;
+            expiresAt: string;
+            storageExpiresAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+            completedAt: string | null;
+            events?: {
+                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event) */
+                eventType: string;
+                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks */
+                event: string;
+                recipientEmail: string | null;
+                occurredAt: string;
+            }[];
+        };
         AccountSettingsPatchInput: {
             /** @description The name recipients see as the sender, 1-100 characters after trimming */
             displayName?: string;
@@ -866,6 +933,8 @@ export interface components {
             allowedOrigins?: string[];
             /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
             brandColor?: string | null;
+            /** @description The language of recipients who have no locale of their own: one of en, de, fr, es, pt, pl, zh-CN, ar; null: the recipient's browser's, else en */
+            defaultLocale?: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         AccountInput: {
             /** Format: uuid */
@@ -911,6 +980,8 @@ export interface components {
             logoUrl: string | null;
             /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
             brandColor: string | null;
+            /** @description The language of recipients who have no locale of their own (signing page, emails, certificate page); null: the recipient's browser's, else en */
+            defaultLocale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         UsageEntryInput: {
             /** Format: uuid */
@@ -990,71 +1061,6 @@ export interface components {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollmentInput"][];
         };
-        FieldInput: {
-            fieldId: number;
-            id: string;
-            /** @enum {string} */
-            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
-            recipientEmail: string;
-            page: number;
-            positionX: number;
-            positionXPercent: number;
-            positionY: number;
-            positionYPercent: number;
-            width: number;
-            widthPercent: number;
-            height: number;
-            heightPercent: number;
-        };
-        RecipientStatusInput: {
-            email: string;
-            name: string;
-            /** @enum {string} */
-            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
-            signingOrder: number | null;
-            signingUrl: string;
-            /** @description NOT_SIGNED | SIGNED | REJECTED */
-            signingStatus: string;
-            /** @description NOT_OPENED | OPENED */
-            readStatus: string;
-            /** @description NOT_SENT | SENT */
-            sendStatus: string;
-            /** @description Alt: PENDING | SIGNED | REJECTED */
-            status: string;
-            signedAt: string | null;
-            viewedAt: string | null;
-            rejectedAt: string | null;
-            rejectionReason: string | null;
-            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
-            verificationRequired: boolean;
-            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
-            verificationId: string | null;
-        };
-        EnvelopeInput: {
-            /** Format: uuid */
-            envelopeId: string;
-            engineEnvelopeId: string;
-            engineNumericId: string | null;
-            /** @enum {string} */
-            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
-            title: string | null;
-            recipients: components["schemas"]["RecipientStatusInput"][];
-            fields: components["schemas"]["FieldInput"][];
-            detectedFromPlaceholders: boolean;
-            expiresAt: string;
-            storageExpiresAt: string | null;
-            createdAt: string;
-            updatedAt: string;
-            completedAt: string | null;
-            events?: {
-                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event) */
-                eventType: string;
-                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks */
-                event: string;
-                recipientEmail: string | null;
-                occurredAt: string;
-            }[];
-        };
         WebhookInput: {
             /** Format: uuid */
             id: string;
@@ -1131,6 +1137,8 @@ export interface components {
             role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
             signingOrder: number | null;
             verificationRequired: boolean;
+            /** @description The language of whoever fills the slot, unless the from-template call names one; null: the account's defaultLocale */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         TemplateFieldInput: {
             fieldId: number;
@@ -1323,6 +1331,73 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
+        Field: {
+            fieldId: number;
+            id: string;
+            /** @enum {string} */
+            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
+            recipientEmail: string;
+            page: number;
+            positionX: number;
+            positionXPercent: number;
+            positionY: number;
+            positionYPercent: number;
+            width: number;
+            widthPercent: number;
+            height: number;
+            heightPercent: number;
+        };
+        RecipientStatus: {
+            email: string;
+            name: string;
+            /** @enum {string} */
+            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
+            signingOrder: number | null;
+            signingUrl: string;
+            /** @description NOT_SIGNED | SIGNED | REJECTED */
+            signingStatus: string;
+            /** @description NOT_OPENED | OPENED */
+            readStatus: string;
+            /** @description NOT_SENT | SENT */
+            sendStatus: string;
+            /** @description Alt: PENDING | SIGNED | REJECTED */
+            status: string;
+            signedAt: string | null;
+            viewedAt: string | null;
+            rejectedAt: string | null;
+            rejectionReason: string | null;
+            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
+            verificationRequired: boolean;
+            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
+            verificationId: string | null;
+            /** @description The recipient's own language as given at create; null: the account's defaultLocale, else the browser's */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
+        };
+        Envelope: {
+            /** Format: uuid */
+            envelopeId: string;
+            engineEnvelopeId: string;
+            engineNumericId: string | null;
+            /** @enum {string} */
+            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
+            title: string | null;
+            recipients: components["schemas"]["RecipientStatus"][];
+            fields: components["schemas"]["Field"][];
+            detectedFromPlaceholders: boolean;
+            expiresAt: string;
+            storageExpiresAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+            completedAt: string | null;
+            events?: {
+                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event) */
+                eventType: string;
+                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks */
+                event: string;
+                recipientEmail: string | null;
+                occurredAt: string;
+            }[];
+        };
         AccountSettingsPatch: {
             /** @description The name recipients see as the sender, 1-100 characters after trimming */
             displayName?: string;
@@ -1336,6 +1411,8 @@ export interface components {
             allowedOrigins?: unknown;
             /** @description #rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet's own */
             brandColor?: string | null;
+            /** @description The language of recipients who have no locale of their own: one of en, de, fr, es, pt, pl, zh-CN, ar; null: the recipient's browser's, else en */
+            defaultLocale?: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         Account: {
             /** Format: uuid */
@@ -1381,6 +1458,8 @@ export interface components {
             logoUrl: string | null;
             /** @description Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own */
             brandColor: string | null;
+            /** @description The language of recipients who have no locale of their own (signing page, emails, certificate page); null: the recipient's browser's, else en */
+            defaultLocale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         UsageEntry: {
             /** Format: uuid */
@@ -1460,71 +1539,6 @@ export interface components {
             /** @description Enabled products; empty when none */
             data: components["schemas"]["ProductEnrollment"][];
         };
-        Field: {
-            fieldId: number;
-            id: string;
-            /** @enum {string} */
-            type: "SIGNATURE" | "INITIALS" | "NAME" | "EMAIL" | "DATE" | "TEXT" | "NUMBER" | "CHECKBOX" | "RADIO" | "DROPDOWN";
-            recipientEmail: string;
-            page: number;
-            positionX: number;
-            positionXPercent: number;
-            positionY: number;
-            positionYPercent: number;
-            width: number;
-            widthPercent: number;
-            height: number;
-            heightPercent: number;
-        };
-        RecipientStatus: {
-            email: string;
-            name: string;
-            /** @enum {string} */
-            role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
-            signingOrder: number | null;
-            signingUrl: string;
-            /** @description NOT_SIGNED | SIGNED | REJECTED */
-            signingStatus: string;
-            /** @description NOT_OPENED | OPENED */
-            readStatus: string;
-            /** @description NOT_SENT | SENT */
-            sendStatus: string;
-            /** @description Alt: PENDING | SIGNED | REJECTED */
-            status: string;
-            signedAt: string | null;
-            viewedAt: string | null;
-            rejectedAt: string | null;
-            rejectionReason: string | null;
-            /** @description The recipient must confirm their email address with an emailed code before the document is shown to them */
-            verificationRequired: boolean;
-            /** @description The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated */
-            verificationId: string | null;
-        };
-        Envelope: {
-            /** Format: uuid */
-            envelopeId: string;
-            engineEnvelopeId: string;
-            engineNumericId: string | null;
-            /** @enum {string} */
-            status: "DRAFT" | "PENDING" | "SENT" | "PARTIALLY_SIGNED" | "COMPLETED" | "REJECTED" | "EXPIRED" | "CANCELLED";
-            title: string | null;
-            recipients: components["schemas"]["RecipientStatus"][];
-            fields: components["schemas"]["Field"][];
-            detectedFromPlaceholders: boolean;
-            expiresAt: string;
-            storageExpiresAt: string | null;
-            createdAt: string;
-            updatedAt: string;
-            completedAt: string | null;
-            events?: {
-                /** @description DOCUMENT_SENT, DOCUMENT_VIEWED, DOCUMENT_SIGNED, DOCUMENT_COMPLETED, DOCUMENT_REJECTED, DOCUMENT_EXPIRED, DOCUMENT_CANCELLED, and RECIPIENT_CONSENTED (a recipient agreed to electronic records and signatures; listed here, not a webhook event) */
-                eventType: string;
-                /** @description The webhook event name, e.g. envelope.signed; recipient.consented for RECIPIENT_CONSENTED, which is not delivered to webhooks */
-                event: string;
-                recipientEmail: string | null;
-                occurredAt: string;
-            }[];
-        };
         Webhook: {
             /** Format: uuid */
             id: string;
@@ -1601,6 +1615,8 @@ export interface components {
             role: "SIGNER" | "APPROVER" | "VIEWER" | "CC" | "ASSISTANT";
             signingOrder: number | null;
             verificationRequired: boolean;
+            /** @description The language of whoever fills the slot, unless the from-template call names one; null: the account's defaultLocale */
+            locale: ("en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar") | null;
         };
         TemplateField: {
             fieldId: number;
@@ -2421,7 +2437,8 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -2750,7 +2767,8 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3020,7 +3038,8 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -3153,7 +3172,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "displayName": "Analytical Engines Ltd"
+                 *       "displayName": "Analytical Engines Ltd",
+                 *       "defaultLocale": "en"
                  *     }
                  */
                 "application/json": components["schemas"]["AccountSettingsPatchInput"];
@@ -3191,7 +3211,8 @@ export interface operations {
                      *         "string"
                      *       ],
                      *       "logoUrl": "https://example.com/signed",
-                     *       "brandColor": "string"
+                     *       "brandColor": "string",
+                     *       "defaultLocale": "en"
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
@@ -4374,7 +4395,8 @@ export interface operations {
                      *               "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *               "rejectionReason": "string",
                      *               "verificationRequired": true,
-                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *               "locale": "en"
                      *             }
                      *           ],
                      *           "fields": [
@@ -4589,7 +4611,8 @@ export interface operations {
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
-                 *             "role": "SIGNER"
+                 *             "role": "SIGNER",
+                 *             "locale": "en"
                  *           }
                  *         ],
                  *         "fields": [
@@ -4644,6 +4667,11 @@ export interface operations {
                                 options?: string[];
                             }[];
                             verificationRequired?: boolean;
+                            /**
+                             * @description The language the recipient is addressed in (signing page, emails, certificate page): one of en, de, fr, es, pt, pl, zh-CN, ar. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         fields?: {
                             /** @enum {string} */
@@ -4712,7 +4740,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -5091,7 +5120,8 @@ export interface operations {
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
-                 *             "role": "SIGNER"
+                 *             "role": "SIGNER",
+                 *             "locale": "en"
                  *           }
                  *         ]
                  *       }
@@ -5132,6 +5162,11 @@ export interface operations {
                                 options?: string[];
                             }[];
                             verificationRequired?: boolean;
+                            /**
+                             * @description The language the recipient is addressed in (signing page, emails, certificate page): one of en, de, fr, es, pt, pl, zh-CN, ar. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         fields?: {
                             /** @enum {string} */
@@ -5200,7 +5235,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -5574,7 +5610,8 @@ export interface operations {
                      *               "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *               "rejectionReason": "string",
                      *               "verificationRequired": true,
-                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *               "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *               "locale": "en"
                      *             }
                      *           ],
                      *           "fields": [
@@ -5808,7 +5845,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -6285,7 +6323,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ]
                      *     }
@@ -9025,7 +9064,8 @@ export interface operations {
                      *               "name": "Ada Lovelace",
                      *               "role": "SIGNER",
                      *               "signingOrder": 1,
-                     *               "verificationRequired": true
+                     *               "verificationRequired": true,
+                     *               "locale": "en"
                      *             }
                      *           ],
                      *           "detectedFromPlaceholders": true,
@@ -9253,7 +9293,8 @@ export interface operations {
                  *           {
                  *             "email": "ada@example.com",
                  *             "name": "Ada Lovelace",
-                 *             "role": "SIGNER"
+                 *             "role": "SIGNER",
+                 *             "locale": "en"
                  *           }
                  *         ],
                  *         "fields": [
@@ -9305,6 +9346,11 @@ export interface operations {
                                 options?: string[];
                             }[];
                             verificationRequired?: boolean;
+                            /**
+                             * @description The language the recipient is addressed in (signing page, emails, certificate page): one of en, de, fr, es, pt, pl, zh-CN, ar. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en
+                             * @enum {string}
+                             */
+                            locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                         }[];
                         fields?: {
                             /** @enum {string} */
@@ -9355,7 +9401,8 @@ export interface operations {
                      *           "name": "Ada Lovelace",
                      *           "role": "SIGNER",
                      *           "signingOrder": 1,
-                     *           "verificationRequired": true
+                     *           "verificationRequired": true,
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -9705,7 +9752,8 @@ export interface operations {
                      *           "name": "Ada Lovelace",
                      *           "role": "SIGNER",
                      *           "signingOrder": 1,
-                     *           "verificationRequired": true
+                     *           "verificationRequired": true,
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -11576,6 +11624,11 @@ export interface operations {
                         /** Format: email */
                         email: string;
                         name: string;
+                        /**
+                         * @description This person's language; absent: the slot's, else the account's defaultLocale
+                         * @enum {string}
+                         */
+                        locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                     }[];
                     /** @description Overrides the template's meta key by key */
                     meta?: {
@@ -11617,7 +11670,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [
@@ -12016,6 +12070,11 @@ export interface operations {
                         /** Format: email */
                         email: string;
                         name: string;
+                        /**
+                         * @description This person's language; absent: the slot's, else the account's defaultLocale
+                         * @enum {string}
+                         */
+                        locale?: "en" | "de" | "fr" | "es" | "pt" | "pl" | "zh-CN" | "ar";
                     }[];
                     /** @description Overrides the template's meta key by key */
                     meta?: {
@@ -12058,7 +12117,8 @@ export interface operations {
                      *           "rejectedAt": "2026-01-15T10:00:00.000Z",
                      *           "rejectionReason": "string",
                      *           "verificationRequired": true,
-                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42"
+                     *           "verificationId": "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1e42",
+                     *           "locale": "en"
                      *         }
                      *       ],
                      *       "fields": [

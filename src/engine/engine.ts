@@ -25,6 +25,8 @@ export type EngineRecipientInput = {
   signingOrder: number | null;
   /** The recipient must confirm an emailed code before the document is shown or can be acted on. */
   verificationRequired?: boolean;
+  /** The language the recipient is addressed in (src/i18n/locales.ts); null: the account's default. */
+  locale?: string | null;
 };
 
 export type EngineFieldInput = Placement & {

@@ -4,7 +4,7 @@
  * server refuses. test/openapi-document.test.ts validates them against their schemas like the rest.
  */
 const field = { type: 'SIGNATURE', recipientEmail: 'ada@example.com', page: 1, positionX: 10, positionY: 70, width: 25, height: 6 };
-const recipients = [{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'SIGNER' }];
+const recipients = [{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'SIGNER', locale: 'en' }];
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createEnvelope: { pdf: '<PDF bytes>', payload: { title: 'Mutual NDA', recipients, fields: [field], meta: { subject: 'Please sign the NDA' } } },
@@ -14,7 +14,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   updateEnvelopeField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
   addTemplateFields: { fields: [{ type: 'SIGNATURE', recipientId: 1, page: 1, positionX: 10, positionY: 70, width: 25, height: 6 }] },
   updateTemplateField: { positionXPercent: 12.5, positionYPercent: 80, widthPercent: 25 },
-  updateAccount: { displayName: 'Analytical Engines Ltd' },
+  updateAccount: { displayName: 'Analytical Engines Ltd', defaultLocale: 'en' },
   setAccountLogo: { file: '<PNG or JPEG bytes>' },
   updateTemplate: { title: 'Mutual NDA (2026)' },
   createWebhook: { url: 'https://example.com/hooks/signet', events: ['envelope.completed', 'envelope.rejected'] },

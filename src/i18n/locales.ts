@@ -5,6 +5,8 @@
 export const LOCALES = ['en', 'de', 'fr', 'es', 'pt', 'pl', 'zh-CN', 'ar'] as const;
 export type Locale = (typeof LOCALES)[number];
 export const DEFAULT_LOCALE: Locale = 'en';
+/** Each language by its own name, as a chooser lists them. */
+export const LOCALE_NAMES: Record<Locale, string> = { en: 'English', de: 'Deutsch', fr: 'Français', es: 'Español', pt: 'Português', pl: 'Polski', 'zh-CN': '简体中文', ar: 'العربية' };
 
 const RTL = new Set<Locale>(['ar']);
 export const isLocale = (value: unknown): value is Locale => typeof value === 'string' && (LOCALES as readonly string[]).includes(value);

@@ -39,6 +39,9 @@ export function createRequest(input: CreateDocumentInput, file: Blob | Uint8Arra
   const gated = input.recipients.findIndex((r) => r.verificationRequired);
   // Signet's emailed-code gate is enforced by its own signing pages, which Documenso's replace.
   if (gated >= 0) throw new AppError('VALIDATION_ERROR', `payload.recipients.${gated}.verificationRequired: not available with the documenso signing engine`);
+  // The language is Signet's pages' and emails', which Documenso's replace.
+  const localised = input.recipients.findIndex((r) => r.locale);
+  if (localised >= 0) throw new AppError('VALIDATION_ERROR', `payload.recipients.${localised}.locale: not available with the documenso signing engine`);
   const sequential = input.recipients.some((r) => r.signingOrder !== null);
   const title = input.title?.trim() || 'Document';
   const recipients: ops.EnvelopeCreateRecipient[] = input.recipients.map((r) => ({

@@ -11,7 +11,7 @@ export type RecipientRow = typeof engineRecipients.$inferSelect;
 export type FieldRow = typeof engineFields.$inferSelect;
 
 /** A new document's recipient, by position; its fields name it by that position. */
-export type NewRecipient = Pick<RecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'linkSalt' | 'tokenHash' | 'verificationRequired'>;
+export type NewRecipient = Pick<RecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'linkSalt' | 'tokenHash' | 'verificationRequired' | 'locale'>;
 export type NewField = Pick<FieldRow, 'type' | 'page' | 'x' | 'y' | 'width' | 'height' | 'required' | 'options' | 'hide'> & { recipientPosition: number };
 export type NewDocument = Pick<DocumentRow, 'id' | 'status' | 'title' | 'originalKey' | 'sha256' | 'pages' | 'testSend' | 'meta' | 'expiresAt'>;
 
@@ -69,10 +69,10 @@ export function createLocalEngineRepo() {
         ), e AS (
           INSERT INTO engine_events (document_id, event) VALUES (${doc.id}, 'CREATED')
         ), r AS (
-          INSERT INTO engine_recipients (document_id, position, email, name, role, signing_order, link_salt, token_hash, verification_required)
-          SELECT ${doc.id}, x.position, x.email, x.name, x.role, x.signing_order, x.link_salt, x.token_hash, x.verification_required
+          INSERT INTO engine_recipients (document_id, position, email, name, role, signing_order, link_salt, token_hash, verification_required, locale)
+          SELECT ${doc.id}, x.position, x.email, x.name, x.role, x.signing_order, x.link_salt, x.token_hash, x.verification_required, x.locale
           FROM jsonb_to_recordset(${JSON.stringify(recipients.map(recipientJson))}::jsonb)
-            AS x(position int, email text, name text, role text, signing_order int, link_salt text, token_hash text, verification_required boolean)
+            AS x(position int, email text, name text, role text, signing_order int, link_salt text, token_hash text, verification_required boolean, locale text)
           RETURNING id, position
         ), f AS (
           INSERT INTO engine_fields (document_id, recipient_id, type, page, x, y, width, height, required, options, hide)
@@ -228,5 +228,5 @@ export function createLocalEngineRepo() {
 
 export type LocalEngineRepo = ReturnType<typeof createLocalEngineRepo>;
 
-const recipientJson = (r: NewRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, link_salt: r.linkSalt, token_hash: r.tokenHash, verification_required: r.verificationRequired });
+const recipientJson = (r: NewRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, link_salt: r.linkSalt, token_hash: r.tokenHash, verification_required: r.verificationRequired, locale: r.locale });
 const fieldJson = (f: NewField, n: number) => ({ n, recipient_position: f.recipientPosition, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, required: f.required, options: f.options ?? null, hide: f.hide ?? null });

@@ -134,6 +134,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
         linkSalt: links[i].linkSalt,
         tokenHash: links[i].tokenHash,
         verificationRequired: r.verificationRequired ?? false,
+        locale: r.locale ?? null,
       }));
       const positionOf = new Map(recipients.map((r) => [r.email.toLowerCase(), r.position]));
       const fields = input.fields.map((f) => {

@@ -50,7 +50,7 @@ export function createAccountRepo() {
     async updateSettings(
       tx: DbOrTx,
       customerId: string,
-      set: Partial<Pick<CustomerRow, 'name' | 'notificationEmail' | 'senderNotifications' | 'consentText' | 'allowedOrigins' | 'brandColor' | 'logoKey'>>,
+      set: Partial<Pick<CustomerRow, 'name' | 'notificationEmail' | 'senderNotifications' | 'consentText' | 'allowedOrigins' | 'brandColor' | 'defaultLocale' | 'logoKey'>>,
     ): Promise<CustomerRow | undefined> {
       const [row] = await tx.update(customers).set(set).where(eq(customers.id, customerId)).returning();
       return row;

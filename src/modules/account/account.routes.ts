@@ -42,9 +42,9 @@ export function accountRoutes(deps: { db: Db; account: AccountService; summary: 
       schema: {
         operationId: 'updateAccount',
         tags: ['Account'],
-        summary: "Change the account's settings: the display name recipients see, where the sender's notices go and whether they are sent, and the consent text recipients agree to",
+        summary: "Change the account's settings: the display name recipients see, where the sender's notices go whether they are sent, the consent text recipients agree to and the recipients' default language",
         description:
-          'Only the fields given change; null resets notificationEmail and consentText to their defaults. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.',
+          'Only the fields given change; null resets notificationEmail, consentText and defaultLocale to their defaults. An unsupported defaultLocale is a VALIDATION_ERROR naming the supported ones. Any credential of the account may call it, a test key too (settings are not billable); the dashboard session sends X-CSRF-Token. The body is at most 64 KiB. Answers the account as GET /v1/account does.',
         security: [...SECURITY.read, { sessionCookie: [] }],
         body: ZAccountSettingsPatch,
         response: {

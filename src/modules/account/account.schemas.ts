@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { LOCALES } from '../../i18n/locales.js';
+import { ZLocale } from '../envelopes/envelopes.schemas.js';
 import { ALLOWED_ORIGINS_MAX, ZAllowedOrigins, ZBrandColor } from './brand.js';
 
 /** The wallet-caller part of the account (SPEC leaves the names to us). */
@@ -20,6 +22,7 @@ export const ZAccountSettingsFields = {
   allowedOrigins: z.array(z.string()).describe("Origins whose pages may frame this account's embed links (the embed page's frame-ancestors, and where its events are posted); empty: none"),
   logoUrl: z.string().nullable().describe('The logo at the top of the signing page and in invitations, at its public, immutable address (set with PUT /v1/account/logo); null: none'),
   brandColor: z.string().nullable().describe("Accent (#rrggbb) of the signing page's primary buttons and the invitation's button; null: Signet's own"),
+  defaultLocale: z.enum(LOCALES).nullable().describe("The language of recipients who have no locale of their own (signing page, emails, certificate page); null: the recipient's browser's, else en"),
 };
 
 export const DISPLAY_NAME_MAX = 100;
@@ -65,8 +68,11 @@ export const ZAccountSettingsPatch = z
       .union([ZBrandColor, z.null()])
       .optional()
       .describe('#rrggbb with a contrast of at least 4.5:1 against white text (WCAG AA); null: back to Signet\'s own'),
+    defaultLocale: ZLocale.nullable()
+      .optional()
+      .describe(`The language of recipients who have no locale of their own: one of ${LOCALES.join(', ')}; null: the recipient's browser's, else en`),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of displayName, notificationEmail, senderNotifications, consentText, allowedOrigins, brandColor, defaultLocale')
   .meta({ id: 'AccountSettingsPatch' });
 export type TAccountSettingsPatch = z.infer<typeof ZAccountSettingsPatch>;
 

@@ -1,6 +1,7 @@
 import type { DbOrTx, Tx } from '../../db/client.js';
 import type { Actor, Paging, RequestContext } from '../../context.js';
 import { AppError } from '../../errors.js';
+import { isLocale } from '../../i18n/locales.js';
 import { formatDollars, microsToCents } from '../../lib/money.js';
 import type { BillingRepo } from '../billing/billing.repo.js';
 import type { AccountRepo, CustomerRow } from './account.repo.js';
@@ -42,6 +43,7 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
     consentText: customer.consentText,
     allowedOrigins: customer.allowedOrigins,
     brandColor: customer.brandColor,
+    defaultLocale: isLocale(customer.defaultLocale) ? customer.defaultLocale : null,
     logoUrl: logoUrlOf(deps.publicUrl, logoFileOf(customer.logoKey)),
   });
 
@@ -77,6 +79,7 @@ export function createAccountService(deps: { accounts: AccountRepo; billing: Bil
         ...(patch.consentText !== undefined && { consentText: patch.consentText }),
         ...(patch.allowedOrigins !== undefined && { allowedOrigins: patch.allowedOrigins }),
         ...(patch.brandColor !== undefined && { brandColor: patch.brandColor?.toLowerCase() ?? null }),
+        ...(patch.defaultLocale !== undefined && { defaultLocale: patch.defaultLocale }),
       });
       if (!customer) throw new AppError('UNAUTHORIZED', 'The credential no longer resolves to a customer');
       // Which settings changed, never their values: the consent text may be long, the address personal.

@@ -29,6 +29,7 @@ function patchOf(body: Record<string, string | undefined>): { form: SettingsForm
     consentText: lf(body.consentText ?? ''),
     allowedOrigins: lf(body.allowedOrigins ?? ''),
     brandColor: (body.brandColor ?? '').trim(),
+    defaultLocale: (body.defaultLocale ?? '').trim(),
   };
   const consent = form.consentText.trim();
   return {
@@ -40,6 +41,7 @@ function patchOf(body: Record<string, string | undefined>): { form: SettingsForm
       consentText: consent === '' || consent === DEFAULT_CONSENT_TEXT ? null : form.consentText,
       allowedOrigins: form.allowedOrigins.split('\n').map((o) => o.trim()).filter(Boolean),
       brandColor: form.brandColor === '' ? null : form.brandColor,
+      defaultLocale: form.defaultLocale === '' ? null : form.defaultLocale,
     },
   };
 }
@@ -60,7 +62,7 @@ export function settingsSection(deps: { db: Db; account: Pick<AccountService, 'g
       const body = settingsPage({
         csrf: kit.csrf.tokenFor(request, reply),
         email: account.email,
-        form: extra.form ?? { displayName: account.displayName, notificationEmail: account.notificationEmail ?? '', senderNotifications: account.senderNotifications, consentText: account.consentText ?? '', allowedOrigins: account.allowedOrigins.join('\n'), brandColor: account.brandColor ?? '' },
+        form: extra.form ?? { displayName: account.displayName, notificationEmail: account.notificationEmail ?? '', senderNotifications: account.senderNotifications, consentText: account.consentText ?? '', allowedOrigins: account.allowedOrigins.join('\n'), brandColor: account.brandColor ?? '', defaultLocale: account.defaultLocale ?? '' },
         defaultConsentText: DEFAULT_CONSENT_TEXT,
         displayNameMax: DISPLAY_NAME_MAX,
         consentTextMax: CONSENT_TEXT_MAX,

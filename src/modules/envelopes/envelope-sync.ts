@@ -5,6 +5,7 @@ import type { RefundsService } from '../billing/refunds.service.js';
 import type { EnvelopeRow, EnvelopesRepo, EventRow, Owner, RecipientState, StoredFieldRow, StoredRecipientRow } from './envelopes.repo.js';
 import type { TEnvelope } from './envelopes.schemas.js';
 import { EVENT_NAMES, eventNameOf, isWebhookEvent, STATUS_EVENT, type ListedEventType } from './events.js';
+import { isLocale } from '../../i18n/locales.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -89,6 +90,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
       rejectionReason: r.rejectionReason,
       verificationRequired: r.verificationRequired,
       verificationId: gates.get(r.engineRecipientId)?.verificationId ?? null,
+      locale: isLocale(r.locale) ? r.locale : null,
     };
   }
 

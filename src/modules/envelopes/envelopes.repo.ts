@@ -15,7 +15,7 @@ const owned = (id: string, o: Owner) => and(eq(envelopes.id, id), eq(envelopes.c
 /** What a sync writes of a stored recipient: its whole state as the engine reports it. */
 export type RecipientState = Pick<StoredRecipientRow, 'signingStatus' | 'readStatus' | 'sendStatus' | 'status' | 'signedAt' | 'viewedAt' | 'rejectedAt' | 'rejectionReason' | 'consentedAt'>;
 export type NewEnvelope = Omit<EnvelopeRow, 'purgedAt' | 'createdAt' | 'updatedAt' | 'completedAt'>;
-export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'engineRecipientId' | 'verificationRequired'>;
+export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'engineRecipientId' | 'verificationRequired' | 'locale'>;
 export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId'>;
 
 /** A stored recipient as created: nobody has opened, signed or rejected anything yet. */
@@ -56,10 +56,10 @@ export function createEnvelopesRepo() {
           VALUES (${env.id}, ${env.customerId}, ${env.mode}, ${env.engineEnvelopeId}, ${env.engineNumericId}, ${env.status}, ${env.title}, ${JSON.stringify(env.meta)}::jsonb, ${env.testSend}, ${env.documentSha256}, ${env.pageCount}, ${env.detectedFromPlaceholders}, ${env.chargedMicros.toString()}::bigint, ${env.expiresAt.toISOString()}::timestamptz, ${env.storageExpiryDays}, ${env.storageExpiresAt.toISOString()}::timestamptz)
           RETURNING created_at, updated_at
         ), r AS (
-          INSERT INTO envelope_recipients (envelope_id, position, email, name, role, signing_order, engine_recipient_id, verification_required, signing_status, read_status, send_status, status)
-          SELECT ${env.id}, x.position, x.email, x.name, x.role, x.signing_order, x.engine_recipient_id, x.verification_required, ${fresh.signingStatus}, ${fresh.readStatus}, ${fresh.sendStatus}, ${fresh.status}
+          INSERT INTO envelope_recipients (envelope_id, position, email, name, role, signing_order, engine_recipient_id, verification_required, locale, signing_status, read_status, send_status, status)
+          SELECT ${env.id}, x.position, x.email, x.name, x.role, x.signing_order, x.engine_recipient_id, x.verification_required, x.locale, ${fresh.signingStatus}, ${fresh.readStatus}, ${fresh.sendStatus}, ${fresh.status}
           FROM jsonb_to_recordset(${JSON.stringify(recipients.map(recipientJson))}::jsonb)
-            AS x(position int, email text, name text, role text, signing_order int, engine_recipient_id text, verification_required boolean)
+            AS x(position int, email text, name text, role text, signing_order int, engine_recipient_id text, verification_required boolean, locale text)
           RETURNING id, position
         ), f AS (
           INSERT INTO envelope_fields (envelope_id, engine_field_id, recipient_email, type, page, x, y, width, height)
@@ -258,5 +258,5 @@ export function createEnvelopesRepo() {
 
 export type EnvelopesRepo = ReturnType<typeof createEnvelopesRepo>;
 
-const recipientJson = (r: NewStoredRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, engine_recipient_id: r.engineRecipientId, verification_required: r.verificationRequired });
+const recipientJson = (r: NewStoredRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, engine_recipient_id: r.engineRecipientId, verification_required: r.verificationRequired, locale: r.locale });
 const fieldJson = (f: NewStoredField, n: number) => ({ n, engine_field_id: f.engineFieldId, recipient_email: f.recipientEmail, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height });

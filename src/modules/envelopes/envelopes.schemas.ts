@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENVELOPE_STATUSES, ROLES } from '../../engine/engine.js';
+import { LOCALES } from '../../i18n/locales.js';
 import { FIELD_TYPES } from '../../pdf/types.js';
 
 const pct = z.number().min(0).max(100);
@@ -45,6 +46,11 @@ export const ZFieldInput = z
   });
 export type TFieldInput = z.infer<typeof ZFieldInput>;
 
+/** A language a recipient is addressed in: the signing page, the emails to them, their certificate page. */
+export const ZLocale = z
+  .enum(LOCALES, { error: `must be one of the supported locales: ${LOCALES.join(', ')}` })
+  .describe(`The language the recipient is addressed in (signing page, emails, certificate page): one of ${LOCALES.join(', ')}. Absent: the account's defaultLocale, else the browser's Accept-Language on the page, else en`);
+
 export const ZRecipientInput = z.object({
   email: z.email().max(320),
   name: z.string().trim().min(1).max(200),
@@ -53,6 +59,7 @@ export const ZRecipientInput = z.object({
   fields: z.array(ZFieldInput).max(200).optional(),
   /** SIGNER and APPROVER only: an emailed code must be confirmed before signing (USD 0.50 when sent). */
   verificationRequired: z.boolean().optional(),
+  locale: ZLocale.optional(),
 });
 
 export const ZMeta = z.object({
@@ -153,6 +160,7 @@ export const ZRecipientStatus = z
       .string()
       .nullable()
       .describe('The verification that gates this recipient (GET /v1/verifications/{id}); created, and charged, when the envelope is sent; null before the send and for recipients not gated'),
+    locale: z.enum(LOCALES).nullable().describe("The recipient's own language as given at create; null: the account's defaultLocale, else the browser's"),
   })
   .meta({ id: 'RecipientStatus' });
 

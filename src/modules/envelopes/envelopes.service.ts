@@ -156,7 +156,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const staged = await engine.stageDocument({
         document: planned.document,
         title: payload.title ?? null,
-        recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false })),
+        recipients: payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, verificationRequired: r.verificationRequired ?? false, locale: r.locale ?? null })),
         fields: planned.fields,
         meta: payload.meta ?? {},
         delivery: payload.delivery ?? 'email',
@@ -211,7 +211,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           storageExpiryDays,
           storageExpiresAt: new Date(now.getTime() + storageExpiryDays * DAY),
         },
-        payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, engineRecipientId: created.recipients[i].engineRecipientId, verificationRequired: r.verificationRequired ?? false })),
+        payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, engineRecipientId: created.recipients[i].engineRecipientId, verificationRequired: r.verificationRequired ?? false, locale: r.locale ?? null })),
         created.fields.map((cf, i) => ({ engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
         [
           deps.audit.customerStatement(ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: plan.envelopeId }),

@@ -1,6 +1,7 @@
 import type { TemplateField, TemplateSlot } from '../../db/schema/templates.js';
 import type { EngineFieldInput, Role } from '../../engine/engine.js';
 import { AppError } from '../../errors.js';
+import { isLocale, type Locale } from '../../i18n/locales.js';
 import { invalid, placementDto } from '../envelopes/envelope-plan.js';
 import type { TCreatePayload, TFieldInput } from '../envelopes/envelopes.schemas.js';
 import type { TemplateRow, TemplateSummaryRow } from './templates.repo.js';
@@ -39,6 +40,7 @@ export function slotsOf(payload: TTemplatePayload): TemplateSlot[] {
     role: r.role,
     signingOrder: r.signingOrder ?? null,
     verificationRequired: r.verificationRequired ?? false,
+    locale: r.locale ?? null,
   }));
 }
 
@@ -88,6 +90,7 @@ export function mapSlots(slots: TemplateSlot[], people: TFromTemplate['recipient
     role: s.role as Role,
     signingOrder: s.signingOrder ?? undefined,
     ...(s.verificationRequired ? { verificationRequired: true } : {}),
+    ...(bySlot.get(s.id)!.locale || isLocale(s.locale) ? { locale: bySlot.get(s.id)!.locale ?? (s.locale as Locale) } : {}),
   }));
 }
 
@@ -102,7 +105,7 @@ export function summaryDto(row: TemplateSummaryRow): Omit<TTemplate, 'fields'> {
     templateId: row.id,
     title: row.title,
     type: 'PRIVATE',
-    recipients: row.recipients.map((s) => ({ id: s.id, email: s.email, name: s.name, role: s.role as Role, signingOrder: s.signingOrder, verificationRequired: s.verificationRequired })),
+    recipients: row.recipients.map((s) => ({ id: s.id, email: s.email, name: s.name, role: s.role as Role, signingOrder: s.signingOrder, verificationRequired: s.verificationRequired, locale: isLocale(s.locale) ? s.locale : null })),
     detectedFromPlaceholders: row.detectedFromPlaceholders,
     meta: row.meta,
     createdAt: row.createdAt.toISOString(),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ROLES } from '../../engine/engine.js';
 import { FIELD_TYPES } from '../../pdf/types.js';
-import { ZFieldInput, ZMeta, ZRecipientInput } from '../envelopes/envelopes.schemas.js';
+import { LOCALES } from '../../i18n/locales.js';
+import { ZFieldInput, ZLocale, ZMeta, ZRecipientInput } from '../envelopes/envelopes.schemas.js';
 
 /**
  * A recipient slot as the create payload gives it (an envelope's recipient, nested Alt `fields`
@@ -36,6 +37,7 @@ const ZMappedRecipient = z.object({
   id: z.number().int().describe('The template slot this person takes'),
   email: z.email().max(320),
   name: z.string().trim().min(1).max(200),
+  locale: ZLocale.optional().describe("This person's language; absent: the slot's, else the account's defaultLocale"),
 });
 
 export const ZFromTemplate = z.object({
@@ -61,6 +63,7 @@ const ZTemplateSlot = z
     role: z.enum(ROLES),
     signingOrder: z.number().int().nullable(),
     verificationRequired: z.boolean(),
+    locale: z.enum(LOCALES).nullable().describe("The language of whoever fills the slot, unless the from-template call names one; null: the account's defaultLocale"),
   })
   .meta({ id: 'TemplateRecipient' });
 

@@ -1,8 +1,9 @@
 /** GET /dashboard/settings: the name recipients see, where the sender's notices go, and the consent text. */
+import { LOCALE_NAMES, LOCALES } from '../../i18n/locales.js';
 import { csrfField, escapeHtml } from './layout.js';
 import { pageHeader } from './parts.js';
 
-export type SettingsForm = { displayName: string; notificationEmail: string; senderNotifications: boolean; consentText: string; allowedOrigins: string; brandColor: string };
+export type SettingsForm = { displayName: string; notificationEmail: string; senderNotifications: boolean; consentText: string; allowedOrigins: string; brandColor: string; defaultLocale: string };
 
 export type SettingsView = {
   csrf: string;
@@ -62,6 +63,7 @@ export function settingsPage(v: SettingsView): string {
   const consent = fieldError(v, 'consentText');
   const origins = fieldError(v, 'allowedOrigins');
   const color = fieldError(v, 'brandColor');
+  const locale = fieldError(v, 'defaultLocale');
   const summary = v.errors
     ? `<div class="form-errors" role="alert" tabindex="-1" id="form-errors"><p><strong>Nothing was saved.</strong> ${escapeHtml(v.errors.form ?? 'Correct the fields marked below and save again.')}</p></div>`
     : '';
@@ -92,6 +94,16 @@ ${notify.html}<small id="notificationEmail-help">Leave empty to use your account
 <textarea id="consentText" name="consentText" rows="10" maxlength="${v.consentTextMax}" placeholder="${escapeHtml(v.defaultConsentText)}"${consent.attrs || ' aria-describedby="consentText-help"'}>${escapeHtml(v.form.consentText)}</textarea>
 </label>
 ${consent.html}<small id="consentText-help">Plain text, up to ${v.consentTextMax.toLocaleString('en-US')} characters; a blank line starts a new paragraph. It should say that electronic signatures bind as paper ones do, how to get a paper copy, how to withdraw consent, and what is needed to open the documents.</small>
+</article>
+<article aria-labelledby="language-title">
+<header><h2 id="language-title">Recipients' language</h2></header>
+<label for="defaultLocale">Language of signing pages and emails
+<select id="defaultLocale" name="defaultLocale"${locale.attrs || ' aria-describedby="defaultLocale-help"'}>
+<option value=""${v.form.defaultLocale === '' ? ' selected' : ''}>Each recipient's browser language (else English)</option>
+${LOCALES.map((l) => `<option value="${l}" lang="${l}"${v.form.defaultLocale === l ? ' selected' : ''}>${escapeHtml(LOCALE_NAMES[l])}</option>`).join('\n')}
+</select>
+</label>
+${locale.html}<small id="defaultLocale-help">For recipients you give no locale of their own (the recipient's or the template slot's locale wins).</small>
 </article>
 <article aria-labelledby="brand-title">
 <header><h2 id="brand-title">Brand</h2></header>

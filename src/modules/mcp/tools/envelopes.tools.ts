@@ -38,7 +38,7 @@ const createInput = (maxPdfBytes: number) => ({
   pdfBase64: z.string().describe(`The PDF, base64-encoded (a data:application/pdf;base64, prefix is accepted); at most ${maxPdfBytes} bytes once decoded`),
   title: ZCreatePayload.shape.title,
   recipients: ZCreatePayload.shape.recipients.describe(
-    'One to 50 people: {email, name, role: SIGNER | APPROVER | VIEWER | CC | ASSISTANT, signingOrder?, fields?, verificationRequired?}. At least one SIGNER, at most 10. signingOrder N+1 is invited after N has signed. verificationRequired (SIGNER or APPROVER): they confirm an emailed code before signing, USD 0.50 each, charged at the send',
+    'One to 50 people: {email, name, role: SIGNER | APPROVER | VIEWER | CC | ASSISTANT, signingOrder?, fields?, verificationRequired?, locale?}. At least one SIGNER, at most 10. signingOrder N+1 is invited after N has signed. verificationRequired (SIGNER or APPROVER): they confirm an emailed code before signing, USD 0.50 each, charged at the send. locale (en, de, fr, es, pt, pl, zh-CN, ar): the language of their signing page and emails; absent: the account\'s default, else their browser\'s',
   ),
   fields: ZCreatePayload.shape.fields.describe(
     'Fields by coordinates: {type: SIGNATURE | INITIALS | NAME | EMAIL | DATE | TEXT | NUMBER | CHECKBOX | RADIO | DROPDOWN, recipientEmail, page, positionXPercent, positionYPercent, widthPercent, heightPercent} (percent of the page, 0,0 top-left). Empty or absent: fields are placed from {{signature, r1}}-style markers in the PDF text (r1 is the first recipient)',

@@ -20,7 +20,7 @@ export function templateTools(deps: TemplateToolDeps): ToolDefinition[] {
       name: 'list_templates',
       title: 'List templates',
       description:
-        'Lists your saved templates, newest first. Each has its templateId, title, recipient slots (slot id, placeholder email and name, role, signingOrder, verificationRequired) and default meta; get_template adds the fields. Free. Errors: VALIDATION_ERROR (bad paging).',
+        'Lists your saved templates, newest first. Each has its templateId, title, recipient slots (slot id, placeholder email and name, role, signingOrder, verificationRequired, locale) and default meta; get_template adds the fields. Free. Errors: VALIDATION_ERROR (bad paging).',
       input: { ...pagingInput },
       output: pageOutput(ZTemplateSummary),
       mutates: false,
@@ -41,13 +41,13 @@ export function templateTools(deps: TemplateToolDeps): ToolDefinition[] {
       mutates: false,
       run: (tc, args) => templates.get(tc.db, tc.ctx, args.templateId),
       text: (t) =>
-        [`Template ${t.templateId} "${t.title}", ${t.fields.length} field(s). Slots:`, ...t.recipients.map((s) => `- slot ${s.id}: ${s.role} "${s.name}" <${s.email}>${s.verificationRequired ? ', verification required' : ''}`)].join('\n'),
+        [`Template ${t.templateId} "${t.title}", ${t.fields.length} field(s). Slots:`, ...t.recipients.map((s) => `- slot ${s.id}: ${s.role} "${s.name}" <${s.email}>${s.verificationRequired ? ', verification required' : ''}${s.locale ? `, language ${s.locale}` : ''}`)].join('\n'),
     }),
 
     defineTool({
       name: 'create_envelope_from_template',
       title: 'Create an envelope from a template',
-      description: `Creates an envelope from one of your templates and, by default, sends it for signature. \`recipients\` maps one real person to each slot of the template: [{id: the slot id from get_template, email, name}], every slot exactly once. Role, signing order and identity-verification gates come from the slot; the PDF and fields from the template; \`meta\` overrides the template's meta key by key.
+      description: `Creates an envelope from one of your templates and, by default, sends it for signature. \`recipients\` maps one real person to each slot of the template: [{id: the slot id from get_template, email, name, locale?}], every slot exactly once (locale: their language, en, de, fr, es, pt, pl, zh-CN or ar; absent: the slot's, else the account's default). Role, signing order, language and identity-verification gates come from the slot; the PDF and fields from the template; \`meta\` overrides the template's meta key by key.
 Cost: sendImmediately true (default) answers status PENDING and charges ${usd('envelope_from_template')} (plus ${usd('verification_create')} per slot with verificationRequired); false answers a DRAFT, free until send_envelope (${usd('envelope_send')}; an x402 payer pays the minimum price for the draft). Test-mode keys are never charged.
 Requires idempotencyKey: a retry with the same key and arguments returns the same envelope and charges once.
 Errors: INVALID_TEMPLATE_ID (not a UUID), TEMPLATE_NOT_FOUND, INVALID_TEMPLATE_RECIPIENT_ID (an id that is not a slot), RECIPIENT_NOT_FOUND (a slot left unmapped; slotId names it), VALIDATION_ERROR (a slot mapped twice, a duplicate email, bad dates), INSUFFICIENT_BALANCE, SANDBOX_LIMIT_REACHED, X402_NOT_APPLICABLE (verification gates paid by x402), IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_USE.`,
