@@ -57,6 +57,8 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 const multiline = (text: string) => escapeHtml(text).replace(/\r?\n/g, '<br>');
 
 export const TEST_SUBJECT_PREFIX = '[TEST] ';
+/** "Label:" with the language's own colon ("Libellé :", "标签："). */
+const labelled = (c: EmailContent, label: string) => t(c.locale ?? DEFAULT_LOCALE, 'email.label', { label });
 const testNotice = (c: EmailContent) => t(c.locale ?? DEFAULT_LOCALE, 'email.testNotice');
 
 const FONT = "-apple-system, BlinkMacSystemFont, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif";
@@ -80,10 +82,10 @@ function renderText(c: EmailContent): string {
   const blocks: string[] = [];
   if (c.test) blocks.push(`[TEST] ${testNotice(c)}`);
   blocks.push(c.greeting, ...c.paragraphs);
-  if (c.quote) blocks.push(`${c.quote.label}:\n${c.quote.text.split(/\r?\n/).map((l) => `> ${l}`).join('\n')}`);
+  if (c.quote) blocks.push(`${labelled(c, c.quote.label)}\n${c.quote.text.split(/\r?\n/).map((l) => `> ${l}`).join('\n')}`);
   if (c.code) blocks.push(`${c.code.label} ${c.code.value}`);
-  if (c.details?.length) blocks.push(c.details.map(([k, v]) => `${k}: ${v}`).join('\n'));
-  if (c.button) blocks.push(c.button.bareInText ? c.button.url : `${c.button.label}:\n${c.button.url}`);
+  if (c.details?.length) blocks.push(c.details.map(([k, v]) => `${labelled(c, k)} ${v}`).join('\n'));
+  if (c.button) blocks.push(c.button.bareInText ? c.button.url : `${labelled(c, c.button.label)}\n${c.button.url}`);
   blocks.push(...(c.notes ?? []));
   if (c.signoff) blocks.push(c.signoff);
   // "-- " is the signature separator mail clients recognise and fold away.
@@ -127,7 +129,7 @@ function renderHtml(c: EmailContent, subject: string): string {
   }
   if (c.code) {
     parts.push(
-      p(`${escapeHtml(c.code.label)}:`),
+      p(escapeHtml(labelled(c, c.code.label))),
       `<p style="margin:0 0 24px;padding:16px;background-color:${C.quoteBg};border:1px solid ${C.border};border-radius:6px;text-align:center;text-indent:8px;font-family:${MONO};font-size:32px;line-height:40px;font-weight:700;letter-spacing:8px;color:#111827;">${escapeHtml(c.code.value)}</p>`,
     );
   }
