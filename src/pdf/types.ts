@@ -1,3 +1,4 @@
+import type { Locale } from '../i18n/locales.js';
 /** Field types of SPEC.md's Field resource. */
 export const FIELD_TYPES = ['SIGNATURE', 'INITIALS', 'NAME', 'EMAIL', 'DATE', 'TEXT', 'NUMBER', 'CHECKBOX', 'RADIO', 'DROPDOWN'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -88,4 +89,6 @@ export type CertificateData = {
   test?: boolean;
   /** `$PUBLIC_URL/verify-document`, printed on the certificate: where anyone can check the sealed file. */
   verificationUrl?: string;
+  /** The certificate's one language: the account's default when the envelope was created; English when unset. */
+  locale?: Locale;
 };

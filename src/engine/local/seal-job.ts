@@ -5,6 +5,7 @@ import { defineJob } from '../../jobs/worker.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { timestampHorizon } from '../../pdf/seal-evidence.js';
 import { findSignedRanges, signedContentSha256 } from '../../pdf/signed-revisions.js';
+import { resolveLocale } from '../../i18n/locales.js';
 import type { CertificateData, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { SEAL_JOB, documentKey } from './local-engine.js';
@@ -89,6 +90,9 @@ export function sealJob(deps: {
         test: doc.testSend,
         verificationUrl: deps.verificationUrl,
         senderName: doc.meta.senderName ?? null,
+        // One language per certificate, the account's default as copied onto the document at create:
+        // a certificate is one record, read by every party, whatever language each was addressed in.
+        locale: resolveLocale(doc.meta.defaultLocale),
         // The text as copied onto the document at create; a document made before that has none to print.
         ...(doc.meta.consentText ? { consent: { text: doc.meta.consentText, sha256: sha256Hex(doc.meta.consentText) } } : {}),
       };
