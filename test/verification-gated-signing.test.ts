@@ -73,7 +73,8 @@ async function emailedCode(token: string, email: string): Promise<string> {
   const res = await requestCode(token);
   assert.equal(res.statusCode, 200, res.body);
   await drain(t);
-  const mail = await smtp.waitFor((m) => smtp.messages.indexOf(m) >= before && toOf(m).includes(email.toLowerCase()));
+  // The code's mail, not the invitation: the two are separate jobs and may arrive in either order.
+  const mail = await smtp.waitFor((m) => smtp.messages.indexOf(m) >= before && toOf(m).includes(email.toLowerCase()) && m.subject === 'Your verification code');
   const code = /\b(\d{6})\b/.exec(mail.text ?? '')?.[1];
   assert.ok(code, `a 6-digit code in: ${mail.text}`);
   return code;

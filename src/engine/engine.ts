@@ -88,6 +88,8 @@ export type CreateDocumentInput = {
   brandColor?: string | null;
   /** The account's logo as its file under /brand/ (`<sha256>.png|jpg`), copied at create: what recipients see is what was set then. */
   logo?: string | null;
+  /** The account's default language, copied at create: the language of its recipients who have none of their own, and of the certificate (a remote engine may ignore it). */
+  defaultLocale?: string | null;
   /** embedded: the engine emails no invitation or reminder (the sender frames embed links instead). */
   delivery?: 'email' | 'embedded';
   /** Automatic reminders to whoever must act and has not (none when absent); only an engine with `sendDueReminders` takes them. */

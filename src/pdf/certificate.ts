@@ -1,9 +1,9 @@
 import { rgb, type PDF, type PDFPage } from '@libpdf/core';
-import { drawRuns, type FontRole } from './fonts.js';
+import { t as message, type MessageValues } from '../i18n/catalogue.js';
+import { DEFAULT_LOCALE, textDirection, type Locale } from '../i18n/locales.js';
+import { drawRuns, widthOf, type FontRole } from './fonts.js';
 import { clean, lineWidth, visualLine } from './text.js';
 import type { CertificateAttachment, CertificateData } from './types.js';
-import { t } from '../i18n/catalogue.js';
-import { DEFAULT_LOCALE } from '../i18n/locales.js';
 
 // A4 portrait: the certificate reads the same whatever the document's page size.
 const PAGE = { width: 595.28, height: 841.89 };
@@ -20,16 +20,20 @@ type Style = { role?: FontRole; size?: number; color?: ReturnType<typeof rgb>; i
 type LineBox = { page: PDFPage; x: number; y: number; width: number; height: number };
 
 /**
- * Writes flowing lines top to bottom, starting a new page when the next line does not fit. Lines
- * are laid out left to right (our labels are English); a right-to-left name or value inside one is
- * drawn in its own order by visualLine.
+ * Writes flowing lines top to bottom, starting a new page when the next line does not fit. In a
+ * left-to-right language lines start at the left margin, and a right-to-left name or value inside one
+ * is drawn in its own order by visualLine; in Arabic (`rtl`) the whole layout is mirrored: lines start
+ * at the right margin, labels stand right of their values, and each line's base direction is its own.
  */
 class Writer {
   readonly pages: PDFPage[] = [];
   private page!: PDFPage;
   private y = 0;
 
-  constructor(private readonly pdf: PDF) {
+  constructor(
+    private readonly pdf: PDF,
+    private readonly rtl = false,
+  ) {
     this.newPage();
   }
 
@@ -47,8 +51,17 @@ class Writer {
     this.y -= h;
   }
 
+  /** Draws a line whose start is `x` from the left edge (from the right edge when mirrored); answers its width. */
   draw(page: PDFPage, logical: string, x: number, y: number, size: number, role: FontRole, color = DARK): number {
-    return drawRuns(this.pdf, page, visualLine(logical, role).text, { x, y, size, role, color });
+    const visual = visualLine(logical, role, this.rtl ? 'auto' : 'ltr').text;
+    const width = widthOf(visual, role, size);
+    drawRuns(this.pdf, page, visual, { x: this.mirror(x, width), y, size, role, color });
+    return width;
+  }
+
+  /** The left edge of something `width` wide that starts `x` from the start edge. */
+  mirror(x: number, width: number): number {
+    return this.rtl ? PAGE.width - x - width : x;
   }
 
   /** One paragraph, wrapped to the content width. Answers where each line went. */
@@ -101,7 +114,7 @@ class Writer {
   link(value: string, uri: string, style: Style = {}): void {
     const boxes = this.text(value, { color: LINK, ...style });
     if (!/^https?:\/\//i.test(uri)) return;
-    for (const b of boxes) b.page.addLinkAnnotation({ rect: { x: b.x, y: b.y, width: b.width, height: b.height }, uri, borderWidth: 0 });
+    for (const b of boxes) b.page.addLinkAnnotation({ rect: { x: this.mirror(b.x, b.width), y: b.y, width: b.width, height: b.height }, uri, borderWidth: 0 });
   }
 
   rule(): void {
@@ -160,82 +173,77 @@ function cut(value: string, role: FontRole, size: number, width: number): string
 
 const orDash = (v: string | null | undefined) => (v === null || v === undefined || v === '' ? '-' : v);
 
-const UTC_TIME = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
-const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+const TIME_OPTIONS: Intl.DateTimeFormatOptions = { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' };
+const timeFormats = new Map<string, Intl.DateTimeFormat | undefined>();
 
-/** A time zone's formatter, or undefined for a name this runtime does not know (the route checked it; a later runtime might not). */
-function zoneFormat(timeZone: string): Intl.DateTimeFormat | undefined {
-  if (!zoneFormats.has(timeZone)) {
+/** A locale's formatter in a time zone, or undefined for a zone this runtime does not know (the route checked it; a later runtime might not). */
+function timeFormat(locale: Locale, timeZone: string, named = false): Intl.DateTimeFormat | undefined {
+  const id = `${locale}\0${timeZone}\0${named}`;
+  if (!timeFormats.has(id)) {
     try {
-      zoneFormats.set(timeZone, new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZone, timeZoneName: 'short' }));
+      // English keeps en-GB's day-month-year, as it always had.
+      timeFormats.set(id, new Intl.DateTimeFormat(locale === 'en' ? 'en-GB' : locale, { ...TIME_OPTIONS, timeZone, ...(named ? { timeZoneName: 'short' } : {}) }));
     } catch {
-      return undefined;
+      timeFormats.set(id, undefined);
     }
   }
-  return zoneFormats.get(timeZone);
+  return timeFormats.get(id);
 }
 
 /** "27 Nov 2026, 05:48:18 UTC": every time on the certificate says which zone it is in. */
-export function utcTime(iso: string): string {
+export function utcTime(iso: string, locale: Locale = DEFAULT_LOCALE): string {
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : `${UTC_TIME.format(d)} UTC`;
+  return Number.isNaN(d.getTime()) ? iso : message(locale, 'certificate.utc', { time: timeFormat(locale, 'UTC')!.format(d) });
 }
 
 /** The UTC time and, where the recipient gave a time zone, the same moment in theirs, named. */
-export function readableTime(iso: string, timeZone?: string | null): string {
-  const utc = utcTime(iso);
-  const zone = timeZone ? zoneFormat(timeZone) : undefined;
-  return zone ? `${utc} (${zone.format(new Date(iso))}, ${timeZone})` : utc;
+export function readableTime(iso: string, timeZone?: string | null, locale: Locale = DEFAULT_LOCALE): string {
+  const utc = utcTime(iso, locale);
+  const zone = timeZone ? timeFormat(locale, timeZone, true) : undefined;
+  return zone ? message(locale, 'certificate.inZone', { utc, local: zone.format(new Date(iso)), zone: timeZone }) : utc;
 }
-
-const ACTION_LABELS: Record<string, string> = {
-  VIEWED: 'Viewed',
-  RECIPIENT_VERIFIED: 'Email verified',
-  CONSENTED: 'Consented',
-  SIGNED: 'Signed',
-  APPROVED: 'Approved',
-  REJECTED: 'Declined',
-};
 
 /** How the seal was made, in words: its level, and whose clock dates it. */
-function sealLine(data: CertificateData): string | null {
+function sealLine(data: CertificateData, t: Say): string | null {
   if (!data.sealLevel) return null;
   const timestamped = data.sealLevel !== 'B-B' && data.tsaName;
-  return timestamped
-    ? `PAdES ${data.sealLevel}; its time is an RFC 3161 timestamp by ${data.tsaName} (the time is in the signature, shown by PDF readers and /verify-document)`
-    : `PAdES ${data.sealLevel}; no trusted timestamp: the signing time is this server's clock`;
+  return timestamped ? t('sealTimestamped', { level: data.sealLevel, tsa: data.tsaName }) : t('sealClock', { level: data.sealLevel });
 }
+
+/** The certificate's messages in its one language. */
+type Say = (name: string, values?: MessageValues) => string;
 
 type Recipient = CertificateData['recipients'][number];
 
 /** Roughly how tall a recipient's block is, so a block that fits on a page is not split across two. */
 const blockHeight = (r: Recipient) => 100 + (r.emailVerification ? 14 : 0) + (r.timeZone ? 14 : 0) + (r.actions?.length ?? 2) * 30;
 
-function recipientBlock(w: Writer, r: Recipient, i: number): void {
+function recipientBlock(w: Writer, r: Recipient, i: number, t: Say, locale: Locale): void {
+  const time = (iso: string) => readableTime(iso, r.timeZone, locale);
   w.ensure(Math.min(blockHeight(r), PAGE.height - 2 * MARGIN - FOOTER));
   w.gap(i ? 8 : 0);
   w.text(`${i + 1}. ${r.name}`, { role: 'bold', size: 10.5 });
-  w.field('Email', r.email, { indent: 12 });
-  w.field('Role', `${r.role}; ${r.status}`, { indent: 12 });
-  if (r.timeZone) w.field('Time zone', `${r.timeZone} (their times below are also given in it)`, { indent: 12 });
+  w.field(t('email'), r.email, { indent: 12 });
+  w.field(t('role'), t('roleStatus', { role: r.role, status: r.status }), { indent: 12 });
+  if (r.timeZone) w.field(t('timeZone'), t('timeZoneValue', { zone: r.timeZone }), { indent: 12 });
   // A gated recipient proved control of the address above before the document was shown to them.
   if (r.emailVerification) {
-    w.field('Verification', r.emailVerification.verifiedAt ? `Email code sent to this address, confirmed ${readableTime(r.emailVerification.verifiedAt, r.timeZone)}` : 'Email code required; not confirmed', { indent: 12 });
+    w.field(t('verification'), r.emailVerification.verifiedAt ? t('verificationConfirmed', { at: time(r.emailVerification.verifiedAt) }) : t('verificationMissing'), { indent: 12 });
   }
-  if (r.consent) w.field('Consent', `Agreed to electronic records and signatures ${readableTime(r.consent.at, r.timeZone)}${r.consent.textSha256 ? `; text SHA-256 ${r.consent.textSha256}` : ''}`, { indent: 12 });
-  else if (r.actions) w.field('Consent', r.role === 'VIEWER' || r.role === 'CC' ? 'Not asked: nothing to sign' : r.status === 'REJECTED' ? 'Not given (declining needs none)' : 'Not given', { indent: 12 });
+  if (r.consent) w.field(t('consent'), r.consent.textSha256 ? t('consentGivenSha', { at: time(r.consent.at), sha: r.consent.textSha256 }) : t('consentGiven', { at: time(r.consent.at) }), { indent: 12 });
+  else if (r.actions) w.field(t('consent'), t(r.role === 'VIEWER' || r.role === 'CC' ? 'consentNotAsked' : r.status === 'REJECTED' ? 'consentNotGivenDeclined' : 'consentNotGiven'), { indent: 12 });
   if (!r.actions) {
     // Data from before actions were listed: the last action's address only.
-    w.field('Viewed at', r.viewedAt ? readableTime(r.viewedAt, r.timeZone) : '-', { indent: 12 });
-    w.field('Signed at', r.signedAt ? readableTime(r.signedAt, r.timeZone) : '-', { indent: 12 });
-    w.field('IP address', orDash(r.ip), { indent: 12 });
-    w.field('User agent', orDash(r.userAgent), { indent: 12, size: 8.5 });
+    w.field(t('viewedAt'), r.viewedAt ? time(r.viewedAt) : '-', { indent: 12 });
+    w.field(t('signedAt'), r.signedAt ? time(r.signedAt) : '-', { indent: 12 });
+    w.field(t('ipAddress'), orDash(r.ip), { indent: 12 });
+    w.field(t('userAgent'), orDash(r.userAgent), { indent: 12, size: 8.5 });
     return;
   }
-  if (r.actions.length === 0) w.field('Actions', 'None', { indent: 12 });
+  if (r.actions.length === 0) w.field(t('actions'), t('none'), { indent: 12 });
   for (const a of r.actions) {
-    w.field(ACTION_LABELS[a.event] ?? a.event, readableTime(a.at, r.timeZone), { indent: 12 });
-    w.field('', `IP ${orDash(a.ip)}; ${orDash(a.userAgent)}`, { indent: 12, size: 8, color: GREY });
+    w.field(t('action', { event: a.event }), time(a.at), { indent: 12 });
+    w.field('', t('actionFrom', { ip: orDash(a.ip), userAgent: orDash(a.userAgent) }), { indent: 12, size: 8, color: GREY });
   }
 }
 
@@ -245,37 +253,40 @@ function recipientBlock(w: Writer, r: Recipient, i: number): void {
  * as many A4 pages as it takes. Answers the number of pages added.
  */
 export function appendCertificate(pdf: PDF, data: CertificateData): number {
-  const w = new Writer(pdf);
-  w.text('Certificate of completion', { role: 'bold', size: 20 });
+  // One language per certificate: the account's default when the envelope was created (English without one).
+  const locale = data.locale ?? DEFAULT_LOCALE;
+  const t: Say = (name, values) => message(locale, `certificate.${name}`, values);
+  const w = new Writer(pdf, textDirection(locale) === 'rtl');
+  w.text(t('title'), { role: 'bold', size: 20 });
   w.gap(2);
-  w.text('Electronic signature audit trail. The document above this page is sealed with a digital signature.', { size: 9, color: GREY });
+  w.text(t('subtitle'), { size: 9, color: GREY });
   // A free test-mode send must never pass for a paid, binding one: say so where a reader looks first.
   if (data.test) {
     w.gap(6);
-    w.text('TEST - this envelope was sent in test mode. It is not a binding signature.', { role: 'bold', size: 13, color: RED });
+    w.text(t('testBanner'), { role: 'bold', size: 13, color: RED });
   }
   w.gap(8);
-  w.field('Envelope ID', data.envelopeId);
-  w.field('Title', data.title ?? '(untitled)');
-  if (data.senderName !== undefined) w.field('Sent by', orDash(data.senderName));
-  w.field('Completed at', utcTime(data.completedAt));
-  w.field('Original SHA-256', data.documentSha256, { role: 'mono', size: 8.5 });
+  w.field(t('envelopeId'), data.envelopeId);
+  w.field(t('titleLabel'), data.title ?? t('untitled'));
+  if (data.senderName !== undefined) w.field(t('sentBy'), orDash(data.senderName));
+  w.field(t('completedAt'), utcTime(data.completedAt, locale));
+  w.field(t('originalSha'), data.documentSha256, { role: 'mono', size: 8.5 });
   // A file cannot hold its own hash: the sealed file's is computed by whoever checks it.
-  w.field('Sealed file', 'Its SHA-256 cannot be printed inside it: /verify-document computes it and names this envelope when the file is unchanged.');
-  const seal = sealLine(data);
-  if (seal) w.field('Seal', seal);
+  w.field(t('sealedFile'), t('sealedFileText'));
+  const seal = sealLine(data, t);
+  if (seal) w.field(t('seal'), seal);
   if (data.verificationUrl) {
     w.gap(4);
-    w.link(`Verify this document at ${data.verificationUrl}`, data.verificationUrl);
+    w.link(t('verifyAt', { url: data.verificationUrl }), data.verificationUrl);
   }
 
-  w.heading(`Recipients (${data.recipients.length})`);
-  data.recipients.forEach((r, i) => recipientBlock(w, r, i));
+  w.heading(t('recipients', { count: data.recipients.length }));
+  data.recipients.forEach((r, i) => recipientBlock(w, r, i, t, locale));
 
   if (data.consent) {
-    w.heading('Consent to electronic records and signatures');
-    w.text('Each recipient who signed or approved was shown this text and agreed to it first.', { size: 9, color: GREY });
-    w.field('Text SHA-256', data.consent.sha256, { role: 'mono', size: 8.5 });
+    w.heading(t('consentHeading'));
+    w.text(t(data.consent.builtIn ? 'consentNoteBuiltIn' : 'consentNote'), { size: 9, color: GREY });
+    w.field(t('textSha'), data.consent.sha256, { role: 'mono', size: 8.5 });
     w.gap(4);
     for (const para of data.consent.text.split(/\n\s*\n/)) {
       w.text(para.replace(/\s+/g, ' ').trim(), { size: 9 });
@@ -285,25 +296,27 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
 
   if (data.handovers?.length) {
     // Whoever signed in a place may not be whom the sender first named: each hand-over, who decided it, and when.
-    w.heading(`Hand-overs (${data.handovers.length})`);
+    w.heading(t('handovers', { count: data.handovers.length }));
     data.handovers.forEach((h, i) => {
       w.ensure(44);
-      w.text(`${i + 1}. ${h.by === 'sender' ? 'Reassigned by the sender' : 'Delegated by the recipient'}, ${utcTime(h.at)}`, { role: 'bold', size: 9.5 });
-      w.field('From', `${h.from.name} <${h.from.email}>`, { indent: 12 });
-      w.field('To', `${h.to.name} <${h.to.email}>`, { indent: 12 });
-      if (h.reason) w.field('Reason', h.reason, { indent: 12 });
+      w.text(t('handover', { n: i + 1, by: h.by, time: utcTime(h.at, locale) }), { role: 'bold', size: 9.5 });
+      w.field(t('handoverFrom'), `${h.from.name} <${h.from.email}>`, { indent: 12 });
+      w.field(t('handoverTo'), `${h.to.name} <${h.to.email}>`, { indent: 12 });
+      if (h.reason) w.field(t('handoverReason'), h.reason, { indent: 12 });
     });
   }
-  if (data.attachments?.length) attachmentsBlock(w, data.attachments);
+  if (data.attachments?.length) attachmentsBlock(w, data.attachments, locale);
 
-  w.heading(`Event log (${data.events.length}, times in UTC)`);
+  w.heading(t('eventLog', { count: data.events.length }));
   const widths = [130, 125, 150, CONTENT_WIDTH - 405];
-  w.row(['Time (UTC)', 'Event', 'Recipient', 'IP address'], widths, { role: 'bold', color: GREY });
-  for (const e of data.events) w.row([utcTime(e.at).replace(/ UTC$/, ''), e.event, orDash(e.recipientEmail), orDash(e.ip)], widths);
+  w.row([t('colTime'), t('colEvent'), t('colRecipient'), t('colIp')], widths, { role: 'bold', color: GREY });
+  // Event names are the machine codes the API and webhooks use, the same in every language.
+  const bare = (iso: string) => (Number.isNaN(new Date(iso).getTime()) ? iso : timeFormat(locale, 'UTC')!.format(new Date(iso)));
+  for (const e of data.events) w.row([bare(e.at), e.event, orDash(e.recipientEmail), orDash(e.ip)], widths);
 
   // Footers last, when the page count is known.
   w.pages.forEach((page, i) => {
-    const label = `${data.test ? 'TEST - ' : ''}Envelope ${data.envelopeId} - audit certificate, page ${i + 1} of ${w.pages.length}`;
+    const label = t('footer', { test: data.test ? 'yes' : 'no', id: data.envelopeId, page: i + 1, pages: w.pages.length });
     w.draw(page, label, MARGIN, MARGIN - 18, 7.5, 'regular', data.test ? RED : GREY);
   });
   return w.pages.length;
@@ -312,16 +325,16 @@ export function appendCertificate(pdf: PDF, data: CertificateData): number {
 /**
  * The files signers attached (FILE fields): each with who attached it, when, its type and size, and
  * its SHA-256, which is how a copy of the file is matched to this certificate. Labels from the
- * signing-attachments catalogue (English, as the rest of this page is today).
+ * signing-attachments catalogue, in the certificate's language.
  */
-function attachmentsBlock(w: Writer, attachments: CertificateAttachment[]): void {
-  const m = (key: string, values?: Record<string, string | number>) => t(DEFAULT_LOCALE, `signing-attachments.${key}`, values);
+function attachmentsBlock(w: Writer, attachments: CertificateAttachment[], locale: Locale): void {
+  const m = (key: string, values?: Record<string, string | number>) => message(locale, `signing-attachments.${key}`, values);
   w.heading(m('certificateHeading', { count: attachments.length }));
   w.text(m('certificateIntro'), { size: 9, color: GREY });
   for (const a of attachments) {
     w.gap(4);
     w.field(m('certificateFile'), a.name, { role: 'bold' });
-    w.field(m('certificateBy'), `${a.recipientEmail}, ${utcTime(a.uploadedAt)}`);
+    w.field(m('certificateBy'), `${a.recipientEmail}, ${utcTime(a.uploadedAt, locale)}`);
     w.field(m('certificateType'), `${a.contentType}, ${a.size} bytes`);
     w.field('SHA-256', a.sha256, { role: 'mono', size: 8.5 });
   }

@@ -1,3 +1,4 @@
+import type { Locale } from '../i18n/locales.js';
 /** Field types of SPEC.md's Field resource, and FILE: the signer uploads a PDF, PNG or JPEG (issue 37; nothing is stamped but a note). */
 export const FIELD_TYPES = ['SIGNATURE', 'INITIALS', 'NAME', 'EMAIL', 'DATE', 'TEXT', 'NUMBER', 'CHECKBOX', 'RADIO', 'DROPDOWN', 'FILE'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -64,7 +65,8 @@ export type CertificateData = {
   /** The timestamp authority's name (its URL's host); null or unset when the seal carries no timestamp. */
   tsaName?: string | null;
   /** What the recipients agreed to before acting (electronic records and signatures), and its SHA-256. */
-  consent?: { text: string; sha256: string };
+  /** builtIn: Signet's own text, which each recipient was shown in their language (their line gives its hash). */
+  consent?: { text: string; sha256: string; builtIn?: boolean };
   recipients: {
     name: string;
     email: string;
@@ -92,6 +94,8 @@ export type CertificateData = {
   attachments?: CertificateAttachment[];
   /** `$PUBLIC_URL/verify-document`, printed on the certificate: where anyone can check the sealed file. */
   verificationUrl?: string;
+  /** The certificate's one language: the account's default when the envelope was created; English when unset. */
+  locale?: Locale;
 };
 
 /** A signer's attachment as the certificate lists it. */

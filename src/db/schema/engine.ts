@@ -32,7 +32,7 @@ export const engineDocuments = pgTable(
    * so what a recipient was shown, and the certificate prints, never changes with later settings.
    */
   meta: jsonb('meta')
-    .$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string; delivery?: 'embedded'; brandColor?: string; logo?: string; reminders?: { firstAfterDays: number; everyDays: number; max: number }; expiryWarningDays?: number; allowDelegation?: true }>()
+    .$type<{ subject?: string; message?: string; redirectUrl?: string; senderName?: string; consentText?: string; delivery?: 'embedded'; brandColor?: string; logo?: string; reminders?: { firstAfterDays: number; everyDays: number; max: number }; expiryWarningDays?: number; allowDelegation?: true; defaultLocale?: string }>()
     .notNull()
     .default({}),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),

@@ -96,7 +96,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     if (embedded(doc)) return [];
     const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])].filter((r) => !r.notifiedAt);
     if (targets.length === 0) return [];
-    const jobs = notifier.invitations(doc, targets.map((r) => ({ name: r.name, email: r.email, link: linkOf(r), action: actionOf(r.role) })));
+    const jobs = notifier.invitations(doc, targets.map((r) => ({ name: r.name, email: r.email, locale: r.locale, timeZone: r.timeZone, link: linkOf(r), action: actionOf(r.role) })));
     return [enqueueStatement(jobs), repo.notifiedStatement(targets.map((r) => r.id))];
   }
 
@@ -169,7 +169,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
           pages: input.document.info.pages,
           testSend: input.testSend,
           // The sender's name rides in the engine's own meta, for the invitations; it is not the caller's meta.
-          meta: { ...input.meta, ...(input.allowDelegation ? { allowDelegation: true as const } : {}), ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}), ...(input.reminders ? { reminders: input.reminders } : {}), ...(input.expiryWarningDays ? { expiryWarningDays: input.expiryWarningDays } : {}) },
+          meta: { ...input.meta, ...(input.allowDelegation ? { allowDelegation: true as const } : {}), ...(input.senderName ? { senderName: input.senderName } : {}), ...(input.consentText ? { consentText: input.consentText } : {}), ...(input.delivery === 'embedded' ? { delivery: 'embedded' as const } : {}), ...(input.brandColor ? { brandColor: input.brandColor } : {}), ...(input.logo ? { logo: input.logo } : {}), ...(input.reminders ? { reminders: input.reminders } : {}), ...(input.expiryWarningDays ? { expiryWarningDays: input.expiryWarningDays } : {}), ...(input.defaultLocale ? { defaultLocale: input.defaultLocale } : {}) },
           expiresAt: input.expiresAt,
         },
         recipients,
@@ -221,7 +221,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (embedded(doc)) return [];
       const turn = currentTurn(await repo.recipients(tx, doc.id));
-      const jobs = notifier.reminders(doc, turn.map((r) => ({ name: r.name, email: r.email, role: r.role, link: linkOf(r) })));
+      const jobs = notifier.reminders(doc, turn.map((r) => ({ name: r.name, email: r.email, locale: r.locale, timeZone: r.timeZone, role: r.role, link: linkOf(r) })));
       if (turn.length) await repo.together(tx, [enqueueStatement(jobs), repo.notifiedStatement(turn.map((r) => r.id))]);
       return turn.map((r) => ({ name: r.name, email: r.email }));
     },
@@ -238,7 +238,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       const signingUrl = await revokeLink(tx, me.id);
       await repo.insertEvent(tx, { documentId: doc.id, recipientId: me.id, event: 'LINK_REISSUED' });
       const invited = me.notifiedAt !== null && me.status === 'PENDING';
-      if (invited) await enqueue(tx, notifier.invitations(doc, [{ name: me.name, email: me.email, link: signingUrl, action: actionOf(me.role) }]));
+      if (invited) await enqueue(tx, notifier.invitations(doc, [{ name: me.name, email: me.email, locale: me.locale, timeZone: me.timeZone, link: signingUrl, action: actionOf(me.role) }]));
       return { signingUrl, invited };
     },
 

@@ -5,14 +5,21 @@ import { defineJob } from '../../jobs/worker.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { timestampHorizon } from '../../pdf/seal-evidence.js';
 import { findSignedRanges, signedContentSha256 } from '../../pdf/signed-revisions.js';
+import { resolveLocale, type Locale } from '../../i18n/locales.js';
 import type { CertificateData, StampField } from '../../pdf/types.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { SEAL_JOB, documentKey } from './local-engine.js';
 import type { LocalEngineRepo } from './local-engine.repo.js';
 import type { Notifier } from './notifications.js';
 import { createHandoversRepo, handoversForCertificate } from './handovers.js';
+import { consentTextFor, DEFAULT_CONSENT_TEXT } from '../../modules/signing/consent-text.js';
 
 const handoversRepo = createHandoversRepo();
+
+function certificateConsent(recorded: string, locale: Locale) {
+  const text = consentTextFor(recorded, null, locale);
+  return { text, sha256: sha256Hex(text), builtIn: recorded === DEFAULT_CONSENT_TEXT };
+}
 
 /** The engine events that are a recipient's own doing, printed under their name on the certificate. */
 const RECIPIENT_ACTIONS = new Set(['VIEWED', 'RECIPIENT_VERIFIED', 'CONSENTED', 'SIGNED', 'APPROVED', 'REJECTED']);
@@ -96,8 +103,13 @@ export function sealJob(deps: {
         senderName: doc.meta.senderName ?? null,
         // Each signer's attachment with its SHA-256 (the files themselves are not in the sealed PDF).
         ...(attachments.length ? { attachments: attachments.map((a) => ({ name: a.name, contentType: a.contentType, size: a.size, sha256: a.sha256, recipientEmail: byId.get(a.recipientId)?.email ?? '', uploadedAt: a.uploadedAt.toISOString() })) } : {}),
-        // The text as copied onto the document at create; a document made before that has none to print.
-        ...(doc.meta.consentText ? { consent: { text: doc.meta.consentText, sha256: sha256Hex(doc.meta.consentText) } } : {}),
+        // One language per certificate, the account's default as copied onto the document at create:
+        // a certificate is one record, read by every party, whatever language each was addressed in.
+        locale: resolveLocale(doc.meta.defaultLocale),
+        // The text as copied onto the document at create (the built-in one in the certificate's language:
+        // each recipient agreed to it in theirs, whose hash their own line gives); a document made before
+        // that has none to print.
+        ...(doc.meta.consentText ? { consent: certificateConsent(doc.meta.consentText, resolveLocale(doc.meta.defaultLocale)) } : {}),
       };
       const sealed = await deps.seal({ original, fields: stamps, hide: fields.flatMap((f) => (f.hide ? [f.hide] : [])), certificate });
       // The hash of the file exactly as stored and served: how /verify-document recognises it; and of

@@ -4,14 +4,14 @@ import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { customers, ledgerEntries } from '../../db/schema/index.js';
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
-export type Standing = { balance: bigint; sandboxLeft: number; name: string | null; consentText: string | null; brandColor: string | null; logoKey: string | null; reminderDefaults: { firstAfterDays: number; everyDays: number; max: number } | null; expiryWarningDays: number | null };
+export type Standing = { balance: bigint; sandboxLeft: number; name: string | null; consentText: string | null; brandColor: string | null; logoKey: string | null; reminderDefaults: { firstAfterDays: number; everyDays: number; max: number } | null; expiryWarningDays: number | null; defaultLocale: string | null };
 export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'createdAt'>;
 
 export function createBillingRepo() {
   // Read before every billable call (the affordability check): prepared once.
   const standingStmt = preparedPer((tx) =>
     tx
-      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit, name: customers.name, consentText: customers.consentText, brandColor: customers.brandColor, logoKey: customers.logoKey, reminderDefaults: customers.reminderDefaults, expiryWarningDays: customers.expiryWarningDays })
+      .select({ balance: customers.balanceMicros, used: customers.sandboxUsed, limit: customers.sandboxLimit, name: customers.name, consentText: customers.consentText, brandColor: customers.brandColor, logoKey: customers.logoKey, reminderDefaults: customers.reminderDefaults, expiryWarningDays: customers.expiryWarningDays, defaultLocale: customers.defaultLocale })
       .from(customers)
       .where(eq(customers.id, sql.placeholder('id')))
       .prepare('billing_standing'),
@@ -79,7 +79,7 @@ export function createBillingRepo() {
      */
     async standing(tx: DbOrTx, customerId: string): Promise<Standing | undefined> {
       const [row] = await standingStmt(tx).execute({ id: customerId });
-      return row && { balance: row.balance, sandboxLeft: row.limit - row.used, name: row.name, consentText: row.consentText, brandColor: row.brandColor, logoKey: row.logoKey, reminderDefaults: row.reminderDefaults, expiryWarningDays: row.expiryWarningDays };
+      return row && { balance: row.balance, sandboxLeft: row.limit - row.used, name: row.name, consentText: row.consentText, brandColor: row.brandColor, logoKey: row.logoKey, reminderDefaults: row.reminderDefaults, expiryWarningDays: row.expiryWarningDays, defaultLocale: row.defaultLocale };
     },
 
     async balance(tx: DbOrTx, customerId: string): Promise<bigint> {

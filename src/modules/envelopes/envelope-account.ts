@@ -13,9 +13,11 @@ export type SenderAccount = {
   /** The account's reminder defaults (PATCH /v1/account), for a create that gives none. */
   reminderDefaults?: ReminderSchedule | null;
   expiryWarningDays?: number | null;
+  /** The language of recipients without their own (copied onto the document: emails, the certificate). */
+  defaultLocale?: string | null;
 };
 
-const senderAndConsent = (a: SenderAccount | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null, logo: logoFileOf(a?.logoKey ?? null) });
+const senderAndConsent = (a: SenderAccount | undefined) => ({ senderName: a?.name ?? null, consentText: a?.consentText ?? DEFAULT_CONSENT_TEXT, brandColor: a?.brandColor ?? null, logo: logoFileOf(a?.logoKey ?? null), defaultLocale: a?.defaultLocale ?? null });
 
 /**
  * The reminders and the expiry warning of a create: the payload's (null: none), else the account's

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Db, Tx } from '../../db/client.js';
 import type { SigningEngine } from '../../engine/engine.js';
+import { resolveLocale } from '../../i18n/locales.js';
 import { enqueue } from '../../jobs/queue.js';
 import { defineJob } from '../../jobs/worker.js';
 import type { EmailProvider } from '../../providers/email/index.js';
@@ -35,6 +36,8 @@ const ZSenderNotice = z.object({
   recipients: z.array(ZPerson.extend({ role: z.string(), status: z.string() })),
   by: ZPerson.optional(),
   reason: z.string().nullable().optional(),
+  /** The account's default language when the envelope ended (absent in jobs queued before there was one: English). */
+  locale: z.string().nullable().optional(),
 });
 export type TSenderNotice = z.infer<typeof ZSenderNotice>;
 
@@ -69,6 +72,7 @@ export function createSenderNotices(deps: { accounts: Pick<AccountRepo, 'findCus
         settingsUrl: `${deps.dashboardUrl}/settings`,
         recipients: e.recipients.map((r) => ({ name: r.name, email: r.email, role: r.role, status: r.signingStatus })),
         ...(by && { by: { name: by.name, email: by.email }, reason: by.rejectionReason }),
+        locale: customer.defaultLocale,
       };
       // An envelope ends once (the sync moves it under its lock); the key keeps it one notice regardless.
       await enqueue(tx, { type: SENDER_NOTICE_JOB, payload, maxAttempts: 8, dedupeKey: `sender-notice:${e.envelope.id}` });
@@ -88,7 +92,7 @@ export const senderNoticeJob = (deps: { db: Db; engine: Pick<SigningEngine, 'sig
     type: SENDER_NOTICE_JOB,
     payload: ZSenderNotice,
     async handle(p) {
-      const base = { title: p.title, accountName: p.accountName, envelopeUrl: p.envelopeUrl, settingsUrl: p.settingsUrl, recipients: p.recipients, test: p.testSend };
+      const base = { title: p.title, accountName: p.accountName, envelopeUrl: p.envelopeUrl, settingsUrl: p.settingsUrl, recipients: p.recipients, test: p.testSend, locale: resolveLocale(p.locale) };
       const at = new Date(p.at);
       const attachments = [];
       let mail;

@@ -8,6 +8,7 @@ import type { EmailMessage } from '../../providers/email/index.js';
 import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import { SEND_CODE_JOB } from './verifications.jobs.js';
+import { resolveLocale } from '../../i18n/locales.js';
 import type { VerificationRow, VerificationStatus, VerificationsRepo } from './verifications.repo.js';
 
 /** The fifth wrong code fails the verification; the count spans every code sent for it. */
@@ -173,7 +174,9 @@ export function createVerificationCodes(deps: CodesDeps) {
       const code = email.unseal(sealedCode, row.id);
       if (!email.codeMatches(row.codeHash, row.id, code)) return undefined;
       const testSend = isTestSend(row);
-      return { message: email.codeEmail({ email: row.email, name: row.name }, code, row.engineRecipientId !== null, testSend), testSend };
+      const reader = await repo.readerLocale(db, row);
+      const locale = resolveLocale(reader.recipient, reader.account);
+      return { message: email.codeEmail({ email: row.email, name: row.name }, code, row.engineRecipientId !== null, testSend, locale), testSend };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.js';
+import { rowsOf, type DbOrTx } from '../../db/client.js';
 import { verifications } from '../../db/schema/index.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
 
@@ -82,6 +82,18 @@ export function createVerificationsRepo() {
           sql`${verifications.id} IN (SELECT id FROM ${verifications} WHERE ${verifications.status} = 'pending' AND ${verifications.expiresAt} <= ${now.toISOString()}::timestamptz ORDER BY ${verifications.expiresAt} LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
         )
         .returning({ id: verifications.id, customerId: verifications.customerId });
+    },
+
+    /**
+     * The language a code email is written in: a signing recipient's own, else the account's default
+     * (a built-in engine's recipient ids are numbers; another engine's have no language of ours).
+     */
+    async readerLocale(tx: DbOrTx, row: Pick<VerificationRow, 'customerId' | 'engineRecipientId'>): Promise<{ recipient: string | null; account: string | null }> {
+      const recipientId = row.engineRecipientId && /^\d{1,18}$/.test(row.engineRecipientId) ? row.engineRecipientId : null;
+      const [r] = rowsOf<{ recipient: string | null; account: string | null }>(
+        await tx.execute(sql`SELECT (SELECT locale FROM engine_recipients WHERE id = ${recipientId}::bigint) AS recipient, (SELECT default_locale FROM customers WHERE id = ${row.customerId}) AS account`),
+      );
+      return r ?? { recipient: null, account: null };
     },
   };
 }

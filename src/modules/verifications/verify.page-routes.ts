@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import type { OperatorContext } from '../../context.js';
 import { AppError } from '../../errors.js';
-import { PUBLIC_PAGE_HELMET } from '../../web/public-page.js';
+import { pageLocale, PUBLIC_PAGE_HELMET } from '../../web/public-page.js';
 import { loadVerifyAssets, renderInvalidVerifyLinkPage, renderVerifyPage, type VerifyPageState } from '../../web/verify/page.js';
 import { ZConfirmBody, ZVerifyToken } from './verifications.schemas.js';
 import type { VerificationsService } from './verifications.service.js';
@@ -27,12 +27,14 @@ export function verifyPageRoutes(deps: { db: Db; verifications: VerificationsSer
 
     r.get('/verify/:token', { schema: { hide: true, params: z.object({ token: z.string() }) }, helmet: PUBLIC_PAGE_HELMET }, async (request, reply) => {
       // A page holding someone's verification link must not sit in shared caches or search indexes.
-      reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').header('x-robots-tag', 'noindex, nofollow');
+      reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').header('x-robots-tag', 'noindex, nofollow').header('vary', 'accept-language');
       const { token } = request.params;
+      // In the visitor's language: ?lang= (the page's switch), else the browser's.
+      const locale = pageLocale(request.query, request.headers['accept-language']);
       const view = PAGE_TOKEN.test(token) ? await deps.verifications.pageView(deps.db, token) : undefined;
-      if (!view) return reply.code(404).send(renderInvalidVerifyLinkPage(assets.prefix));
+      if (!view) return reply.code(404).send(renderInvalidVerifyLinkPage(assets.prefix, locale));
       const state: VerifyPageState = view.status === 'pending' ? (view.codeLive ? 'enter' : 'ask') : view.status;
-      return reply.send(renderVerifyPage({ token, assetPrefix: assets.prefix, state, sentTo: view.sentTo, name: view.name, attemptsLeft: view.attemptsLeft, redirectUrl: view.redirectUrl }));
+      return reply.send(renderVerifyPage({ token, assetPrefix: assets.prefix, state, sentTo: view.sentTo, name: view.name, attemptsLeft: view.attemptsLeft, redirectUrl: view.redirectUrl, locale }));
     });
 
     r.post('/verify/:token/code', { schema: { hide: true, params: ZVerifyToken } }, async (request, reply) => {

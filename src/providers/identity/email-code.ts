@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { DEFAULT_LOCALE, type Locale } from '../../i18n/locales.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { createLinkTokens } from '../../lib/link-tokens.js';
 import type { EmailMessage } from '../email/index.js';
@@ -74,8 +75,8 @@ export function createEmailCodeIdentity(opts: { secret: string; publicUrl: strin
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
     },
     /** The message that carries a code, in the layout of every Signet email; `test` marks a test send as such. */
-    codeEmail(to: { email: string; name: string | null }, code: string, forSigning: boolean, test = false): EmailMessage {
-      return { to: to.email, ...verificationCodeEmail({ name: to.name, code, forSigning, minutes: CODE_TTL_MS / 60_000, test }) };
+    codeEmail(to: { email: string; name: string | null }, code: string, forSigning: boolean, test = false, locale: Locale = DEFAULT_LOCALE): EmailMessage {
+      return { to: to.email, ...verificationCodeEmail({ name: to.name, code, forSigning, minutes: CODE_TTL_MS / 60_000, test, locale }) };
     },
   };
 }

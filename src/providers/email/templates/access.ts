@@ -1,22 +1,23 @@
+import { t } from '../../../i18n/catalogue.js';
+import { DEFAULT_LOCALE, type Locale } from '../../../i18n/locales.js';
 import { renderEmail, type RenderedEmail } from './layout.js';
 
-/** The emailed verification code: the code large, how long it lives, and never to share it. */
-export function verificationCodeEmail(input: { name: string | null; code: string; forSigning: boolean; minutes: number; test: boolean }): RenderedEmail {
-  const where = input.forSigning ? 'on the signing page that asked for it' : 'on the verification page';
+/** The emailed verification code: the code large, how long it lives, and never to share it. In the reader's language (English when unset). */
+export function verificationCodeEmail(input: { name: string | null; code: string; forSigning: boolean; minutes: number; test: boolean; locale?: Locale }): RenderedEmail {
+  const locale = input.locale ?? DEFAULT_LOCALE;
+  const where = input.forSigning ? 'signing' : 'page';
   return renderEmail({
-    subject: 'Your verification code',
-    preview: `Enter it ${where} within ${input.minutes} minutes. Never share it with anyone.`,
-    eyebrow: 'Email verification',
-    heading: 'Your verification code',
-    greeting: input.name ? `Hello ${input.name},` : 'Hello,',
+    subject: t(locale, 'email.codeSubject'),
+    preview: t(locale, 'email.codePreview', { where, minutes: input.minutes }),
+    eyebrow: t(locale, 'email.codeEyebrow'),
+    heading: t(locale, 'email.codeSubject'),
+    greeting: input.name ? t(locale, 'email.greeting', { name: input.name }) : t(locale, 'email.greetingAnonymous'),
     paragraphs: [],
-    code: { label: 'Your verification code is', value: input.code },
-    notes: [
-      `Enter it ${where} within ${input.minutes} minutes. A newer code replaces this one.`,
-      'If you did not ask for a code, ignore this email: nothing happens without it. Never share it with anyone.',
-    ],
-    footer: [`Sent by Signet because ${input.forSigning ? 'a signing page' : 'a verification page'} asked to confirm this email address.`],
+    code: { label: t(locale, 'email.codeLabel'), value: input.code },
+    notes: [t(locale, 'email.codeEnter', { where, minutes: input.minutes }), t(locale, 'email.codeIgnore')],
+    footer: [t(locale, 'email.codeFooter', { where })],
     test: input.test,
+    locale,
   });
 }
 

@@ -8,6 +8,9 @@
  * escapeHtml: a title is text, never markup.
  */
 
+import { t } from '../../../i18n/catalogue.js';
+import { DEFAULT_LOCALE, textDirection, type Locale } from '../../../i18n/locales.js';
+
 export type RenderedEmail = { subject: string; text: string; html: string };
 
 export type EmailTone = 'action' | 'success' | 'danger';
@@ -43,11 +46,8 @@ export type EmailContent = {
   logo?: { url: string; alt: string };
   /** Test mode: said in the subject and at the top of both parts. */
   test?: boolean;
-  /** The language of the message (BCP 47) and its direction; English, left to right, unless given. */
-  lang?: string;
-  dir?: 'ltr' | 'rtl';
-  /** The line above the button's bare link in the HTML, in the message's language. */
-  buttonFallback?: string;
+  /** The reader's language: the layout's own words, `lang` and `dir` on the HTML. English when unset. */
+  locale?: Locale;
 };
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -57,7 +57,9 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 const multiline = (text: string) => escapeHtml(text).replace(/\r?\n/g, '<br>');
 
 export const TEST_SUBJECT_PREFIX = '[TEST] ';
-const TEST_NOTICE = 'This is a test send. It was written to the outbox only and never reached a real mailbox.';
+/** "Label:" with the language's own colon ("Libellé :", "标签："). */
+const labelled = (c: EmailContent, label: string) => t(c.locale ?? DEFAULT_LOCALE, 'email.label', { label });
+const testNotice = (c: EmailContent) => t(c.locale ?? DEFAULT_LOCALE, 'email.testNotice');
 
 const FONT = "-apple-system, BlinkMacSystemFont, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif";
 const MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace";
@@ -78,12 +80,12 @@ export function renderEmail(c: EmailContent): RenderedEmail {
 
 function renderText(c: EmailContent): string {
   const blocks: string[] = [];
-  if (c.test) blocks.push(`[TEST] ${TEST_NOTICE}`);
+  if (c.test) blocks.push(`[TEST] ${testNotice(c)}`);
   blocks.push(c.greeting, ...c.paragraphs);
-  if (c.quote) blocks.push(`${c.quote.label}:\n${c.quote.text.split(/\r?\n/).map((l) => `> ${l}`).join('\n')}`);
+  if (c.quote) blocks.push(`${labelled(c, c.quote.label)}\n${c.quote.text.split(/\r?\n/).map((l) => `> ${l}`).join('\n')}`);
   if (c.code) blocks.push(`${c.code.label} ${c.code.value}`);
-  if (c.details?.length) blocks.push(c.details.map(([k, v]) => `${k}: ${v}`).join('\n'));
-  if (c.button) blocks.push(c.button.bareInText ? c.button.url : `${c.button.label}:\n${c.button.url}`);
+  if (c.details?.length) blocks.push(c.details.map(([k, v]) => `${labelled(c, k)} ${v}`).join('\n'));
+  if (c.button) blocks.push(c.button.bareInText ? c.button.url : `${labelled(c, c.button.label)}\n${c.button.url}`);
   blocks.push(...(c.notes ?? []));
   if (c.signoff) blocks.push(c.signoff);
   // "-- " is the signature separator mail clients recognise and fold away.
@@ -94,6 +96,10 @@ function renderText(c: EmailContent): string {
 const p = (html: string, style = '') => `<p style="margin:0 0 16px;font-size:16px;line-height:24px;color:${C.text};${style}">${html}</p>`;
 
 function renderHtml(c: EmailContent, subject: string): string {
+  const locale = c.locale ?? DEFAULT_LOCALE;
+  // Right to left (Arabic): the quote's bar and the gaps beside labels move to the other side; English keeps its exact bytes.
+  const rtl = textDirection(locale) === 'rtl';
+  const side = rtl ? { start: 'right', end: 'left', quoteRadius: '6px 0 0 6px', labelPad: '4px 0 4px 16px' } : { start: 'left', end: 'right', quoteRadius: '0 6px 6px 0', labelPad: '4px 16px 4px 0' };
   // Only a well-formed colour reaches the style attribute; the account's was checked for contrast when set.
   const accent = c.accent && /^#[0-9a-f]{6}$/i.test(c.accent) ? c.accent : C.accent;
   const tone = (c.tone ?? 'action') === 'action' ? accent : TONES[c.tone ?? 'action'];
@@ -105,7 +111,7 @@ function renderHtml(c: EmailContent, subject: string): string {
   if (c.test) {
     parts.push(
       `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="margin:0 0 24px;"><tr><td style="padding:12px 16px;background-color:#fef3c7;border:1px solid #f59e0b;border-radius:6px;font-size:14px;line-height:20px;color:#78350f;">` +
-        `<strong style="letter-spacing:1px;">TEST</strong> &nbsp;${TEST_NOTICE}</td></tr></table>`,
+        `<strong style="letter-spacing:1px;">TEST</strong> &nbsp;${escapeHtml(testNotice(c))}</td></tr></table>`,
     );
   }
   parts.push(
@@ -116,14 +122,14 @@ function renderHtml(c: EmailContent, subject: string): string {
   );
   if (c.quote) {
     parts.push(
-      `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="margin:0 0 24px;"><tr><td style="padding:12px 16px;background-color:${C.quoteBg};border-left:4px solid #d1d5db;border-radius:0 6px 6px 0;">` +
+      `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="margin:0 0 24px;"><tr><td style="padding:12px 16px;background-color:${C.quoteBg};border-${side.start}:4px solid #d1d5db;border-radius:${side.quoteRadius};">` +
         `<p style="margin:0 0 4px;font-size:13px;line-height:20px;font-weight:600;color:${C.muted};">${escapeHtml(c.quote.label)}</p>` +
         `<p style="margin:0;font-size:16px;line-height:24px;color:${C.text};word-break:break-word;">${multiline(c.quote.text)}</p></td></tr></table>`,
     );
   }
   if (c.code) {
     parts.push(
-      p(`${escapeHtml(c.code.label)}:`),
+      p(escapeHtml(labelled(c, c.code.label))),
       `<p style="margin:0 0 24px;padding:16px;background-color:${C.quoteBg};border:1px solid ${C.border};border-radius:6px;text-align:center;text-indent:8px;font-family:${MONO};font-size:32px;line-height:40px;font-weight:700;letter-spacing:8px;color:#111827;">${escapeHtml(c.code.value)}</p>`,
     );
   }
@@ -131,7 +137,7 @@ function renderHtml(c: EmailContent, subject: string): string {
     const rows = c.details
       .map(
         ([k, v]) =>
-          `<tr><td style="padding:4px 16px 4px 0;font-size:14px;line-height:20px;color:${C.muted};white-space:nowrap;vertical-align:top;">${escapeHtml(k)}</td><td style="padding:4px 0;font-size:14px;line-height:20px;color:${C.text};word-break:break-word;">${escapeHtml(v)}</td></tr>`,
+          `<tr><td style="padding:${side.labelPad};font-size:14px;line-height:20px;color:${C.muted};white-space:nowrap;vertical-align:top;">${escapeHtml(k)}</td><td style="padding:4px 0;font-size:14px;line-height:20px;color:${C.text};word-break:break-word;">${escapeHtml(v)}</td></tr>`,
       )
       .join('');
     parts.push(`<table role="presentation" cellpadding="0" cellspacing="0" border="0" style="margin:0 0 16px;">${rows}</table>`);
@@ -148,7 +154,7 @@ function renderHtml(c: EmailContent, subject: string): string {
   if (c.button || c.notes?.length) parts.push(`<div style="margin:8px 0 20px;border-top:1px solid ${C.border};font-size:1px;line-height:1px;">&nbsp;</div>`);
   if (c.button) {
     parts.push(
-      p(`${escapeHtml(c.buttonFallback ?? 'If the button does not work, copy this link into your browser:')}<br><a href="${escapeHtml(c.button.url)}" style="color:${accent};word-break:break-all;">${escapeHtml(c.button.url)}</a>`, `font-size:14px;line-height:20px;color:${C.muted};`),
+      p(`${escapeHtml(t(c.locale ?? DEFAULT_LOCALE, 'email.buttonFallback'))}<br><a href="${escapeHtml(c.button.url)}" style="color:${accent};word-break:break-all;">${escapeHtml(c.button.url)}</a>`, `font-size:14px;line-height:20px;color:${C.muted};`),
     );
   }
   for (const note of c.notes ?? []) parts.push(p(multiline(note), `font-size:14px;line-height:20px;color:${C.muted};`));
@@ -158,7 +164,7 @@ function renderHtml(c: EmailContent, subject: string): string {
 
   const footer = c.footer.map((line) => `<p style="margin:0 0 8px;font-size:13px;line-height:20px;color:${C.muted};">${multiline(line)}</p>`).join('\n');
   return `<!doctype html>
-<html lang="${escapeHtml(c.lang ?? 'en')}" dir="${c.dir === 'rtl' ? 'rtl' : 'ltr'}">
+<html lang="${locale}" dir="${textDirection(locale)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -166,12 +172,12 @@ function renderHtml(c: EmailContent, subject: string): string {
 <meta name="supported-color-schemes" content="light">
 <title>${escapeHtml(subject)}</title>
 </head>
-<body style="margin:0;padding:0;background-color:${C.page};font-family:${FONT};-webkit-text-size-adjust:100%;">
+<body${rtl ? ' dir="rtl"' : ''} style="margin:0;padding:0;background-color:${C.page};font-family:${FONT};-webkit-text-size-adjust:100%;">
 <div style="display:none;max-height:0;overflow:hidden;mso-hide:all;font-size:1px;line-height:1px;color:${C.page};">${escapeHtml(c.preview)}</div>
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" bgcolor="${C.page}" style="background-color:${C.page};">
 <tr><td align="center" style="padding:24px 12px;">
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:560px;font-family:${FONT};">
-<tr><td style="padding:0 4px 16px;font-size:18px;line-height:24px;font-weight:700;color:#111827;"><span style="display:inline-block;width:12px;height:12px;margin-right:8px;background-color:${C.accent};border-radius:3px;"></span>Signet</td></tr>
+<tr><td style="padding:0 4px 16px;font-size:18px;line-height:24px;font-weight:700;color:#111827;"><span style="display:inline-block;width:12px;height:12px;margin-${side.end}:8px;background-color:${C.accent};border-radius:3px;"></span>Signet</td></tr>
 <tr><td bgcolor="${C.card}" style="padding:32px 24px 16px;background-color:${C.card};border:1px solid ${C.border};border-radius:8px;">
 ${body}
 </td></tr>

@@ -1,5 +1,5 @@
 import { t } from '../../../i18n/catalogue.js';
-import { resolveLocale, textDirection, type Locale } from '../../../i18n/locales.js';
+import { resolveLocale, type Locale } from '../../../i18n/locales.js';
 import { oneLine, renderEmail, type RenderedEmail } from './layout.js';
 import type { EnvelopeMail, MailPerson } from './signing.js';
 
@@ -68,8 +68,6 @@ export function automaticReminderEmail(env: EnvelopeMail, who: ReminderRecipient
     test: env.test,
     accent: env.accent,
     logo,
-    lang: locale,
-    dir: textDirection(locale),
-    buttonFallback: m('buttonFallback'),
+    locale,
   });
 }

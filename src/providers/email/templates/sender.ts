@@ -3,6 +3,8 @@
  * notification address. Addressed to the account holder, not to a recipient: no signing link, and the
  * footer says why the account gets it and where to turn it off.
  */
+import { t } from '../../../i18n/catalogue.js';
+import { DEFAULT_LOCALE, type Locale } from '../../../i18n/locales.js';
 import { oneLine, renderEmail, type RenderedEmail } from './layout.js';
 import { formatDeadline, type MailPerson } from './signing.js';
 
@@ -17,21 +19,22 @@ export type SenderMail = {
   settingsUrl: string;
   recipients: (MailPerson & { role: string; status: string })[];
   test: boolean;
+  /** The account's default language (customers.default_locale); English when unset. */
+  locale?: Locale;
 };
 
-const quoted = (title: string) => `“${title}”`;
-const named = (m: SenderMail) => (m.title ? quoted(m.title) : 'your document');
-const subjectTitle = (m: SenderMail) => (m.title ? oneLine(m.title, 80) : 'Untitled document');
+const lang = (m: SenderMail): Locale => m.locale ?? DEFAULT_LOCALE;
+const named = (m: SenderMail) => (m.title ? t(lang(m), 'email.quoted', { title: m.title }) : t(lang(m), 'email-sender.yourDocument'));
+const subjectTitle = (m: SenderMail) => (m.title ? oneLine(m.title, 80) : t(lang(m), 'email.untitled'));
 
 function base(m: SenderMail) {
+  const locale = lang(m);
   return {
-    greeting: `Hello ${m.accountName},`,
-    heading: m.title ?? 'Untitled document',
+    greeting: t(locale, 'email.greeting', { name: m.accountName }),
+    heading: m.title ?? t(locale, 'email.untitled'),
     test: m.test,
-    footer: [
-      'You receive this email because you sent this document with Signet.',
-      `To send these notices elsewhere or turn them off, open your settings: ${m.settingsUrl}`,
-    ],
+    locale,
+    footer: [t(locale, 'email-sender.footerWhy'), t(locale, 'email-sender.footerSettings', { url: m.settingsUrl })],
   };
 }
 
@@ -42,66 +45,65 @@ const people = (m: SenderMail) => m.recipients.map((r) => `${r.name} <${r.email}
  * message says so and the button leads to the download in the dashboard.
  */
 export function senderCompletedEmail(m: SenderMail, o: { completedAt: Date; attached: boolean; signerFiles?: { count: number; attached: boolean; envelopeId: string } }): RenderedEmail {
-  const done = `Everyone has signed ${named(m)}.`;
-  const file = o.attached
-    ? 'The sealed PDF is attached: it carries a digital seal and ends with a certificate page that lists who signed and when.'
-    : 'The sealed PDF is too large to attach: download it from the dashboard. It carries a digital seal and ends with a certificate page that lists who signed and when.';
+  const locale = lang(m);
+  const done = t(locale, 'email-sender.completedDone', { document: named(m) });
   return renderEmail({
     ...base(m),
-    subject: `Completed: ${subjectTitle(m)}`,
-    preview: `${done} ${o.attached ? 'The sealed PDF is attached.' : 'Download the sealed PDF from the dashboard.'}`,
-    eyebrow: 'Completed',
+    subject: t(locale, 'email-sender.completedSubject', { title: subjectTitle(m) }),
+    preview: t(locale, 'email-sender.previewCompleted', { done, attached: o.attached ? 'yes' : 'no' }),
+    eyebrow: t(locale, 'email.completedEyebrow'),
     tone: 'success',
-    paragraphs: [done, file, ...signerFilesNote(o.signerFiles)],
-    button: { label: o.attached ? 'View in the dashboard' : 'Download the signed PDF', url: m.envelopeUrl },
+    paragraphs: [done, t(locale, o.attached ? 'email-sender.fileAttached' : 'email-sender.fileTooLarge'), ...signerFilesNote(locale, o.signerFiles)],
+    button: { label: t(locale, o.attached ? 'email-sender.viewDashboard' : 'email-sender.downloadSigned'), url: m.envelopeUrl },
     details: [
-      ['Completed', formatDeadline(o.completedAt)],
-      ['Recipients', people(m)],
+      [t(locale, 'email-sender.detailCompleted'), formatDeadline(o.completedAt, locale)],
+      [t(locale, 'email-sender.detailRecipients'), people(m)],
     ],
   });
 }
 
 /** A recipient declined: who, and the reason they gave; the envelope is over. */
 export function senderDeclinedEmail(m: SenderMail, o: { by: MailPerson; reason: string | null; declinedAt: Date }): RenderedEmail {
-  const declined = `${o.by.name} (${o.by.email}) declined ${named(m)}. The signing has ended: the document will not be completed.`;
+  const locale = lang(m);
+  const declined = t(locale, 'email-sender.declined', { name: o.by.name, email: o.by.email, document: named(m) });
   return renderEmail({
     ...base(m),
-    subject: `${oneLine(o.by.name, 60)} declined: ${subjectTitle(m)}`,
+    subject: t(locale, 'email-sender.declinedSubject', { name: oneLine(o.by.name, 60), title: subjectTitle(m) }),
     preview: declined,
-    eyebrow: 'Declined',
+    eyebrow: t(locale, 'email.declinedEyebrow'),
     tone: 'danger',
-    paragraphs: [declined, 'To try again, send a new envelope, changed as needed.'],
-    quote: o.reason?.trim() ? { label: `Reason given by ${o.by.name}`, text: o.reason } : undefined,
-    button: { label: 'View in the dashboard', url: m.envelopeUrl },
+    paragraphs: [declined, t(locale, 'email-sender.tryAgainChanged')],
+    quote: o.reason?.trim() ? { label: t(locale, 'email.reasonBy', { name: o.by.name }), text: o.reason } : undefined,
+    button: { label: t(locale, 'email-sender.viewDashboard'), url: m.envelopeUrl },
     details: [
-      ['Declined', formatDeadline(o.declinedAt)],
-      ...(o.reason?.trim() ? [] : [['Reason', 'None given'] as [string, string]]),
+      [t(locale, 'email-sender.detailDeclined'), formatDeadline(o.declinedAt, locale)],
+      ...(o.reason?.trim() ? [] : [[t(locale, 'email-sender.detailReason'), t(locale, 'email-sender.noneGiven')] as [string, string]]),
     ],
   });
 }
 
 /** The signing window closed before everyone acted: who had not. */
 export function senderExpiredEmail(m: SenderMail, o: { expiredAt: Date }): RenderedEmail {
+  const locale = lang(m);
   const waiting = m.recipients.filter((r) => r.status !== 'SIGNED' && (r.role === 'SIGNER' || r.role === 'APPROVER'));
-  const expired = `${named(m).charAt(0).toUpperCase()}${named(m).slice(1)} expired before everyone signed: its links no longer work.`;
+  const expired = m.title ? t(locale, 'email-sender.expiredTitled', { document: named(m) }) : t(locale, 'email-sender.expiredUntitled');
   return renderEmail({
     ...base(m),
-    subject: `Expired: ${subjectTitle(m)}`,
+    subject: t(locale, 'email-sender.expiredSubject', { title: subjectTitle(m) }),
     preview: expired,
-    eyebrow: 'Expired',
+    eyebrow: t(locale, 'email-sender.expiredEyebrow'),
     tone: 'danger',
-    paragraphs: [expired, 'To try again, send a new envelope with a later deadline.'],
-    button: { label: 'View in the dashboard', url: m.envelopeUrl },
+    paragraphs: [expired, t(locale, 'email-sender.tryAgainLater')],
+    button: { label: t(locale, 'email-sender.viewDashboard'), url: m.envelopeUrl },
     details: [
-      ['Expired', formatDeadline(o.expiredAt)],
-      ...(waiting.length ? [['Still to act', waiting.map((r) => `${r.name} <${r.email}>`).join(', ')] as [string, string]] : []),
+      [t(locale, 'email-sender.detailExpired'), formatDeadline(o.expiredAt, locale)],
+      ...(waiting.length ? [[t(locale, 'email-sender.stillToAct'), waiting.map((r) => `${r.name} <${r.email}>`).join(', ')] as [string, string]] : []),
     ],
   });
 }
 
 /** What the sender is told of the files signers attached (FILE fields): attached, or where to fetch them. */
-function signerFilesNote(f: { count: number; attached: boolean; envelopeId: string } | undefined): string[] {
+function signerFilesNote(locale: Locale, f: { count: number; attached: boolean; envelopeId: string } | undefined): string[] {
   if (!f || f.count === 0) return [];
-  const files = f.count === 1 ? 'The file a signer attached is' : `The ${f.count} files signers attached are`;
-  return [f.attached ? `${files} attached too.` : `${files} too large to attach: download them through the API (GET /v1/envelopes/${f.envelopeId}/attachments).`];
+  return [t(locale, f.attached ? 'email-sender.signerFilesAttached' : 'email-sender.signerFilesTooLarge', { count: f.count, envelopeId: f.envelopeId })];
 }

@@ -1,3 +1,5 @@
+import { t } from '../../../i18n/catalogue.js';
+import { DEFAULT_LOCALE, type Locale } from '../../../i18n/locales.js';
 import { oneLine, renderEmail, type EmailContent, type RenderedEmail } from './layout.js';
 
 /** What a recipient is asked to do, by role: SIGNER signs, APPROVER approves, VIEWER reads. */
@@ -20,7 +22,14 @@ export type EnvelopeMail = {
   logoUrl?: string | null;
 };
 
-export type MailPerson = { name: string; email: string };
+export type MailPerson = {
+  name: string;
+  email: string;
+  /** The reader's language, already resolved (the recipient's, else the account's default); English when unset. */
+  locale?: Locale;
+  /** The reader's IANA time zone when known (reported by their browser); times are given in UTC otherwise. */
+  timeZone?: string | null;
+};
 
 const ACTIONS = {
   sign: { eyebrow: 'Signature requested', button: 'Review and sign', ask: 'review and sign', by: 'Sign by' },
@@ -28,113 +37,143 @@ const ACTIONS = {
   view: { eyebrow: 'Document shared with you', button: 'View document', ask: 'read', by: 'Link works until' },
 } as const;
 
-const DAY_MONTH_YEAR = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-const HOUR_MINUTE = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
-
-/** "14 March 2026, 14:30 UTC": we do not know the reader's time zone, so we say which one we mean. */
-export const formatDeadline = (at: Date) => `${DAY_MONTH_YEAR.format(at)}, ${HOUR_MINUTE.format(at)} UTC`;
-
-const quoted = (title: string) => `“${title}”`;
-const named = (env: EnvelopeMail) => (env.title ? quoted(env.title) : 'a document');
-/** Titles in subjects are cut short: the subject must stay readable in an inbox list. */
-const subjectTitle = (env: EnvelopeMail) => (env.title ? quoted(oneLine(env.title, 80)) : 'a document');
-const heading = (env: EnvelopeMail) => env.title ?? 'Untitled document';
-const senderOf = (env: EnvelopeMail) => env.senderName?.trim() || null;
-
-function footer(env: EnvelopeMail): string[] {
-  const sender = senderOf(env);
-  return [
-    sender ? `Sent by Signet on behalf of ${sender}.` : 'Sent by Signet, an electronic signature service.',
-    `You received this email because your address was given as a recipient of ${named(env)}.`,
-  ];
+const dateFormats = new Map<string, { date: Intl.DateTimeFormat; time: Intl.DateTimeFormat }>();
+/** The formatters of a locale and zone; undefined for a zone this runtime does not know (it was checked when recorded; a later runtime might not). */
+function formatsOf(locale: Locale, timeZone: string) {
+  const id = `${locale}\0${timeZone}`;
+  if (!dateFormats.has(id)) {
+    // English keeps its day-month-year order of en-GB, as it always had.
+    const tag = locale === 'en' ? 'en-GB' : locale;
+    try {
+      dateFormats.set(id, {
+        date: new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'long', year: 'numeric', timeZone }),
+        time: new Intl.DateTimeFormat(tag, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }),
+      });
+    } catch {
+      return undefined;
+    }
+  }
+  return dateFormats.get(id);
 }
 
-const PERSONAL_LINK = 'This link is personal: whoever has it can act on this document as you. Please do not forward this email.';
-const UNEXPECTED = 'Not expecting this? If you do not know the sender, ignore this email: nothing happens unless you open the link and act.';
+/**
+ * "14 March 2026, 14:30 UTC" ("14. März 2026, 15:30 Europe/Berlin"): in the reader's language, and in
+ * their time zone when we know it; otherwise UTC, and we say which zone we mean.
+ */
+export function formatDeadline(at: Date, locale: Locale = DEFAULT_LOCALE, timeZone?: string | null): string {
+  const zoned = timeZone ? formatsOf(locale, timeZone) : undefined;
+  const f = zoned ?? formatsOf(locale, 'UTC')!;
+  return t(locale, 'email.dateTime', { date: f.date.format(at), time: f.time.format(at), zone: zoned ? timeZone : 'UTC' });
+}
 
-function base(env: EnvelopeMail, who: MailPerson): Pick<EmailContent, 'greeting' | 'heading' | 'footer' | 'test' | 'accent' | 'logo'> {
-  const logo = env.logoUrl ? { url: env.logoUrl, alt: senderOf(env) ?? 'Sender logo' } : undefined;
-  return { greeting: `Hello ${who.name},`, heading: heading(env), footer: footer(env), test: env.test, accent: env.accent, logo };
+const localeOf = (who: MailPerson): Locale => who.locale ?? DEFAULT_LOCALE;
+const deadlineOf = (env: EnvelopeMail, who: MailPerson) => formatDeadline(env.expiresAt, localeOf(who), who.timeZone);
+const quoted = (locale: Locale, title: string) => t(locale, 'email.quoted', { title });
+const named = (env: EnvelopeMail, locale: Locale) => (env.title ? quoted(locale, env.title) : t(locale, 'email.aDocument'));
+/** Titles in subjects are cut short: the subject must stay readable in an inbox list. */
+const subjectTitle = (env: EnvelopeMail, locale: Locale) => (env.title ? quoted(locale, oneLine(env.title, 80)) : t(locale, 'email.aDocument'));
+const heading = (env: EnvelopeMail, locale: Locale) => env.title ?? t(locale, 'email.untitled');
+const senderOf = (env: EnvelopeMail) => env.senderName?.trim() || null;
+
+function footer(env: EnvelopeMail, locale: Locale): string[] {
+  const sender = senderOf(env);
+  return [sender ? t(locale, 'email.footerSender', { sender }) : t(locale, 'email.footerNoSender'), t(locale, 'email.footerWhy', { document: named(env, locale) })];
+}
+
+function base(env: EnvelopeMail, who: MailPerson): Pick<EmailContent, 'greeting' | 'heading' | 'footer' | 'test' | 'accent' | 'logo' | 'locale'> {
+  const locale = localeOf(who);
+  const logo = env.logoUrl ? { url: env.logoUrl, alt: senderOf(env) ?? t(locale, 'email.senderLogo') } : undefined;
+  return { greeting: t(locale, 'email.greeting', { name: who.name }), heading: heading(env, locale), footer: footer(env, locale), test: env.test, accent: env.accent, logo, locale };
 }
 
 /** The first message a recipient gets: who asks what, the sender's message, one button, the deadline. */
 export function invitationEmail(env: EnvelopeMail, who: MailPerson, link: string, action: SigningAction): RenderedEmail {
-  const a = ACTIONS[action];
+  const locale = localeOf(who);
   const sender = senderOf(env);
+  const document = named(env, locale);
   const asks =
     action === 'view'
-      ? `${sender ?? 'Someone'} shared ${named(env)} with you to read. Nothing else is asked of you.`
-      : `${sender ? `${sender} asks you` : 'You are asked'} to ${a.ask} ${named(env)}.`;
+      ? t(locale, sender ? 'email.sharedBy' : 'email.sharedAnonymous', { sender, document })
+      : t(locale, sender ? 'email.asksBy' : 'email.asksAnonymous', { sender, action, document });
+  const by = t(locale, 'email.deadlineLabel', { action });
+  const deadline = deadlineOf(env, who);
   return renderEmail({
     ...base(env, who),
     // Invitations' subjects start with "Please", as they always have: recipients' mail filters may rely on it.
-    subject: env.subject ?? `Please ${action} ${subjectTitle(env)}`,
-    preview: `${asks} ${a.by}: ${formatDeadline(env.expiresAt)}.`,
-    eyebrow: a.eyebrow,
+    subject: env.subject ?? t(locale, 'email.invitationSubject', { action, document: subjectTitle(env, locale) }),
+    preview: t(locale, 'email.previewDeadline', { text: asks, label: by, deadline }),
+    eyebrow: t(locale, 'email.eyebrow', { action }),
     paragraphs: [asks],
-    quote: env.message ? { label: `Message from ${sender ?? 'the sender'}`, text: env.message } : undefined,
-    button: { label: a.button, url: link },
-    details: [...(sender ? [['From', sender] as [string, string]] : []), [a.by, formatDeadline(env.expiresAt)]],
-    notes: action === 'view' ? [UNEXPECTED] : [PERSONAL_LINK, UNEXPECTED],
+    quote: env.message ? { label: sender ? t(locale, 'email.messageFrom', { sender }) : t(locale, 'email.messageFromSender'), text: env.message } : undefined,
+    button: { label: t(locale, 'email.button', { action }), url: link },
+    details: [...(sender ? [[t(locale, 'email.from'), sender] as [string, string]] : []), [by, deadline]],
+    notes: action === 'view' ? [t(locale, 'email.unexpected')] : [t(locale, 'email.personalLink'), t(locale, 'email.unexpected')],
   });
 }
 
-/** A nudge while the recipient still has to act: the same button and deadline, shorter. */
+/**
+ * A nudge while the recipient still has to act (the manual resend): the same button and deadline, shorter.
+ * Its words are the reminders' (namespace email-reminder, their own work); until then it is English.
+ */
 export function reminderEmail(env: EnvelopeMail, who: MailPerson, link: string, action: SigningAction): RenderedEmail {
+  const en = { ...who, locale: DEFAULT_LOCALE };
   const a = ACTIONS[action];
   const sender = senderOf(env);
-  const waiting = `${sender ?? 'The sender'} is still waiting for you to ${action === 'view' ? 'open' : action} ${named(env)}.`;
+  const waiting = `${sender ?? 'The sender'} is still waiting for you to ${action === 'view' ? 'open' : action} ${named(env, DEFAULT_LOCALE)}.`;
+  const deadline = deadlineOf(env, en);
   return renderEmail({
-    ...base(env, who),
-    subject: `Reminder: ${env.subject ?? `please ${action === 'view' ? 'open' : action} ${subjectTitle(env)}`}`,
-    preview: `${waiting} ${a.by}: ${formatDeadline(env.expiresAt)}.`,
+    ...base(env, en),
+    subject: `Reminder: ${env.subject ?? `please ${action === 'view' ? 'open' : action} ${subjectTitle(env, DEFAULT_LOCALE)}`}`,
+    preview: `${waiting} ${a.by}: ${deadline}.`,
     eyebrow: 'Reminder',
     paragraphs: [waiting],
     button: { label: a.button, url: link },
-    details: [...(sender ? [['From', sender] as [string, string]] : []), [a.by, formatDeadline(env.expiresAt)]],
-    notes: action === 'view' ? [] : [PERSONAL_LINK],
+    details: [...(sender ? [['From', sender] as [string, string]] : []), [a.by, deadline]],
+    notes: action === 'view' ? [] : [t(DEFAULT_LOCALE, 'email.personalLink')],
   });
 }
 
 /** Everyone signed: the sealed PDF is attached (by the caller) to this message. */
-/** `notes`: further paragraphs (what the signers attached, in the recipient's language). */
 export function completedEmail(env: EnvelopeMail, who: MailPerson, notes: string[] = []): RenderedEmail {
-  const done = `Everyone has signed ${named(env)}. The signed PDF is attached: keep it for your records.`;
+  const locale = localeOf(who);
+  const done = t(locale, 'email.completedDone', { document: named(env, locale) });
   return renderEmail({
     ...base(env, who),
-    subject: `Completed: ${subjectTitle(env)}`,
+    subject: t(locale, 'email.completedSubject', { document: subjectTitle(env, locale) }),
     preview: done,
-    eyebrow: 'Completed',
+    eyebrow: t(locale, 'email.completedEyebrow'),
     tone: 'success',
-    paragraphs: [done, 'The PDF carries a digital seal and ends with a certificate page that lists who signed and when.', ...notes],
-    details: senderOf(env) ? [['From', senderOf(env)!]] : undefined,
+    paragraphs: [done, t(locale, 'email.completedSeal'), ...notes],
+    details: senderOf(env) ? [[t(locale, 'email.from'), senderOf(env)!]] : undefined,
   });
 }
 
 /** Someone declined: who, and the reason they gave; the signing is over. */
 export function declinedEmail(env: EnvelopeMail, who: MailPerson, by: MailPerson & { action: SigningAction }, reason: string): RenderedEmail {
-  const declined = `${by.name} (${by.email}) declined to ${by.action === 'approve' ? 'approve' : 'sign'} ${named(env)}.`;
+  const locale = localeOf(who);
+  const declined = t(locale, 'email.declinedBy', { name: by.name, email: by.email, action: by.action, document: named(env, locale) });
   return renderEmail({
     ...base(env, who),
-    subject: `Declined: ${subjectTitle(env)}`,
+    subject: t(locale, 'email.declinedSubject', { document: subjectTitle(env, locale) }),
     preview: declined,
-    eyebrow: 'Declined',
+    eyebrow: t(locale, 'email.declinedEyebrow'),
     tone: 'danger',
-    paragraphs: [declined, 'The signing has ended: the document will not be completed and can no longer be signed. Nothing more is needed from you.'],
-    quote: reason.trim() ? { label: `Reason given by ${by.name}`, text: reason } : undefined,
+    paragraphs: [declined, t(locale, 'email.declinedEnded')],
+    quote: reason.trim() ? { label: t(locale, 'email.reasonBy', { name: by.name }), text: reason } : undefined,
   });
 }
 
 /** The sender withdrew the request: the earlier link is dead. */
 export function cancelledEmail(env: EnvelopeMail, who: MailPerson): RenderedEmail {
+  const locale = localeOf(who);
   const sender = senderOf(env);
-  const cancelled = `The request${sender ? ` from ${sender}` : ''} to act on ${named(env)} was cancelled.`;
+  const cancelled = t(locale, sender ? 'email.cancelledBy' : 'email.cancelledAnonymous', { sender, document: named(env, locale) });
   return renderEmail({
     ...base(env, who),
-    subject: `Cancelled: ${subjectTitle(env)}`,
+    subject: t(locale, 'email.cancelledSubject', { document: subjectTitle(env, locale) }),
     preview: cancelled,
-    eyebrow: 'Cancelled',
+    eyebrow: t(locale, 'email.cancelledEyebrow'),
     tone: 'danger',
-    paragraphs: [cancelled, 'The link in the earlier email no longer works, and nothing more is needed from you.'],
+    paragraphs: [cancelled, t(locale, 'email.cancelledLink')],
   });
 }

@@ -1,6 +1,8 @@
 // The document verification page's client: sends the chosen or dropped PDF to POST /v1/documents/verify
 // (a relative URL, from the page's data-verify-url) and shows the answer. Every value from the answer is
-// set with textContent, never as HTML. No inline script or style: the CSP forbids both.
+// set with textContent, never as HTML. No inline script or style: the CSP forbids both. Every message is
+// the catalogue's (namespace verify-document), formatted by the signing page's i18n.js.
+import { locale, t } from './i18n.js';
 
 const app = document.getElementById('vd-app');
 const input = document.getElementById('vd-file');
@@ -11,16 +13,10 @@ const result = document.getElementById('vd-result');
 const verdict = document.getElementById('vd-verdict');
 const maxBytes = Number(app.dataset.maxBytes);
 
-const HEADINGS = {
-  SEALED: 'Sealed by this server and unchanged',
-  MODIFIED: 'Changed since it was sealed',
-  NOT_SEALED: 'Not sealed by this server',
-};
-
 const when = (iso) => {
-  if (!iso) return 'not recorded';
+  if (!iso) return t('verify-document.notRecorded');
   const date = new Date(iso);
-  return `${date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })} (${date.toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
+  return t('verify-document.when', { local: date.toLocaleString(locale, { dateStyle: 'medium', timeStyle: 'short' }), utc: date.toISOString().slice(0, 16).replace('T', ' ') });
 };
 
 function setError(text) {
@@ -37,48 +33,46 @@ function row(list, term, value) {
 }
 
 function signatureLine(s, data) {
-  if (!s) return 'No signature of this server';
-  if (!s.intact) return "This server's signature no longer matches the content";
-  if (s.coversWholeFile) return 'Valid seal signature';
+  if (!s) return t('verify-document.sigNone');
+  if (!s.intact) return t('verify-document.sigBroken');
+  if (s.coversWholeFile) return t('verify-document.sigValid');
   // Long-term validation data and document timestamps are appended after the seal by design.
-  if (data.status === 'SEALED') return 'Valid seal signature; validation data or timestamps were added after it, as sealed';
-  return 'Valid seal signature over the sealed revision; content was added after it';
+  if (data.status === 'SEALED') return t('verify-document.sigValidAdded');
+  return t('verify-document.sigValidRevision');
 }
 
-const LEVELS = {
-  'B-B': 'PAdES B-B: a signature, with the time of the server that made it',
-  'B-T': 'PAdES B-T: a signature with a trusted timestamp',
-  'B-LT': 'PAdES B-LT: trusted timestamp, with certificates and revocation data embedded for long-term checking',
-  'B-LTA': 'PAdES B-LTA: B-LT, with a document timestamp over it all for archiving',
-};
+const LEVELS = { 'B-B': 'levelBB', 'B-T': 'levelBT', 'B-LT': 'levelBLT', 'B-LTA': 'levelBLTA' };
+const authority = (tsa) => tsa ?? t('verify-document.timestampAuthority');
 
 function evidenceRows(details, e) {
   if (!e) return;
-  const source = e.timeSource === 'TSA' ? `trusted time from ${e.timestamp?.tsa ?? 'a timestamp authority'}` : "the sealing server's own clock, not a trusted timestamp";
-  row(details, 'Signed at', `${when(e.signatureTime)}: ${source}`);
-  if (e.timestamp && e.timeSource !== 'TSA') row(details, 'Timestamp', e.timestamp.verified ? 'Present, but it does not stamp this signature' : 'Present, but it does not verify');
-  row(details, 'Level', LEVELS[e.level] ?? e.level);
+  const source = e.timeSource === 'TSA' ? t('verify-document.sourceTsa', { tsa: authority(e.timestamp?.tsa) }) : t('verify-document.sourceClock');
+  row(details, t('verify-document.rowSignedAt'), t('verify-document.signedAtValue', { when: when(e.signatureTime), source }));
+  if (e.timestamp && e.timeSource !== 'TSA') row(details, t('verify-document.rowTimestamp'), t(e.timestamp.verified ? 'verify-document.tsNotStamping' : 'verify-document.tsNotVerifying'));
+  row(details, t('verify-document.rowLevel'), LEVELS[e.level] ? t(`verify-document.${LEVELS[e.level]}`) : e.level);
   const dss = e.dss;
-  row(details, 'Revocation data', dss ? `${dss.ocspResponses} OCSP ${dss.ocspResponses === 1 ? 'response' : 'responses'}, ${dss.crls} ${dss.crls === 1 ? 'CRL' : 'CRLs'} and ${dss.certificates} ${dss.certificates === 1 ? 'certificate' : 'certificates'} embedded` : 'None embedded');
+  row(details, t('verify-document.rowRevocation'), dss ? t('verify-document.revocation', { ocsp: dss.ocspResponses, crls: dss.crls, certs: dss.certificates }) : t('verify-document.noneEmbedded'));
   const [latest] = e.documentTimestamps;
-  if (latest) row(details, 'Document timestamps', `${e.documentTimestamps.length}; latest ${when(latest.time)} from ${latest.tsa ?? 'a timestamp authority'}${latest.verified ? '' : ' (does not verify)'}`);
+  if (latest) row(details, t('verify-document.rowDocTimestamps'), t('verify-document.docTimestamps', { count: e.documentTimestamps.length, when: when(latest.time), tsa: authority(latest.tsa), verified: latest.verified ? 'yes' : 'no' }));
 }
 
 function showResult(data, file) {
   app.dataset.state = data.status;
   verdict.dataset.status = data.status;
-  verdict.textContent = HEADINGS[data.status] ?? data.status;
-  document.getElementById('vd-summary').textContent = data.summary;
+  verdict.textContent = t('verify-document.heading', { status: data.status });
+  // The API's summary is English; another language says the same in its own words.
+  const summary = locale === 'en' ? data.summary : t('verify-document.summary', { status: data.status, date: data.envelope?.completedAt ? new Date(data.envelope.completedAt).toLocaleDateString(locale, { dateStyle: 'long' }) : '' });
+  document.getElementById('vd-summary').textContent = summary;
   const details = document.getElementById('vd-details');
   details.replaceChildren();
   const env = data.envelope;
   if (env) {
-    row(details, 'Document', env.title ?? '(untitled)');
-    row(details, 'Envelope', env.envelopeId);
-    row(details, 'Completed', when(env.completedAt));
-    if (env.testMode) row(details, 'Mode', 'Test send: not a binding signature');
+    row(details, t('verify-document.rowDocument'), env.title ?? t('verify-document.untitled'));
+    row(details, t('verify-document.rowEnvelope'), env.envelopeId);
+    row(details, t('verify-document.rowCompleted'), when(env.completedAt));
+    if (env.testMode) row(details, t('verify-document.rowMode'), t('verify-document.testMode'));
   }
-  if (data.sealedByThisServer) row(details, 'Signature', signatureLine(data.signature, data));
+  if (data.sealedByThisServer) row(details, t('verify-document.rowSignature'), signatureLine(data.signature, data));
   evidenceRows(details, data.evidence);
   const signers = document.getElementById('vd-signers');
   signers.replaceChildren();
@@ -89,7 +83,7 @@ function showResult(data, file) {
     name.textContent = s.name;
     const at = document.createElement('span');
     at.className = 'signer-when';
-    at.textContent = `${s.role === 'APPROVER' ? 'Approved' : 'Signed'} ${when(s.signedAt)}`;
+    at.textContent = t('verify-document.signerAction', { role: s.role, when: when(s.signedAt) });
     li.append(name, at);
     signers.append(li);
   }
@@ -106,15 +100,15 @@ function showResult(data, file) {
 function refused(data) {
   switch (data.code) {
     case 'INVALID_PDF':
-      return 'That file is not a PDF. Choose the PDF you received.';
+      return t('verify-document.invalidPdf');
     case 'PDF_TOO_LARGE':
-      return `That file is larger than ${Math.floor(maxBytes / 1048576)} MB, more than any document this server seals.`;
+      return t('verify-document.tooLarge', { mb: Math.floor(maxBytes / 1048576) });
     case 'MISSING_FILE':
-      return 'That file is empty.';
+      return t('verify-document.empty');
     case 'RATE_LIMITED':
-      return `Too many checks from your network. Try again in ${data.retryAfterSeconds ?? 60} seconds.`;
+      return t('verify-document.rateLimited', { seconds: data.retryAfterSeconds ?? 60 });
     default:
-      return 'Something went wrong. Please try again in a moment.';
+      return t('verify-document.generic');
   }
 }
 
@@ -124,7 +118,7 @@ async function check(file) {
   if (file.size > maxBytes) return setError(refused({ code: 'PDF_TOO_LARGE' }));
   if (file.size === 0) return setError(refused({ code: 'MISSING_FILE' }));
   app.setAttribute('aria-busy', 'true');
-  status.textContent = `Checking ${file.name}…`;
+  status.textContent = t('verify-document.checking', { name: file.name });
   try {
     const body = new FormData();
     body.append('file', file, file.name);
@@ -142,7 +136,7 @@ async function check(file) {
     showResult(data, file);
   } catch {
     status.textContent = '';
-    setError('Could not reach the server. Check your connection and try again.');
+    setError(t('verify-document.offline'));
   } finally {
     app.removeAttribute('aria-busy');
     input.value = '';

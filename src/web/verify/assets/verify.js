@@ -1,6 +1,8 @@
 // The verification page's client: asks for a code and checks it through the JSON routes beside the page
 // (relative URLs: <token>/code and <token>/confirm). The server rendered the starting state; this script
-// only switches panels and shows messages. No inline script or style: the CSP forbids both.
+// only switches panels and shows messages. No inline script or style: the CSP forbids both. Every
+// message is the catalogue's (namespace verify), formatted by the signing page's i18n.js.
+import { t } from './i18n.js';
 
 const app = document.getElementById('verify-app');
 const info = document.getElementById('verify-info');
@@ -24,8 +26,6 @@ function setMessage(el, text) {
   el.hidden = text === '';
 }
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 /** The resend link waits as long as the server says; the server enforces it either way. */
 function cooldown(seconds) {
   clearInterval(cooldownTimer);
@@ -33,7 +33,7 @@ function cooldown(seconds) {
   let left = Math.max(0, Math.ceil(seconds));
   const tick = () => {
     resend.disabled = left > 0;
-    resend.textContent = left > 0 ? `Send a new code (in ${left} s)` : 'Send a new code';
+    resend.textContent = left > 0 ? t('verify.resendIn', { seconds: left }) : t('verify.resend');
     if (left-- <= 0) clearInterval(cooldownTimer);
   };
   tick();
@@ -64,14 +64,14 @@ function refused(data) {
       // The error says how many are left; the server-rendered note would only repeat it.
       attempts.textContent = '';
       input.select();
-      return setMessage(error, `That code is not right. ${plural(data.attemptsLeft, 'attempt')} left.`);
+      return setMessage(error, t('verify.wrongCode', { count: data.attemptsLeft }));
     case 'CODE_EXPIRED':
-      return setMessage(error, 'That code has expired or was replaced by a newer one. Send yourself a new code.');
+      return setMessage(error, t('verify.codeExpired'));
     case 'CODE_RATE_LIMITED':
       cooldown(data.retryAfterSeconds);
-      return setMessage(error, `A code was sent a moment ago. You can ask for another in ${plural(data.retryAfterSeconds, 'second')}.`);
+      return setMessage(error, t('verify.rateLimited', { seconds: data.retryAfterSeconds }));
     case 'VALIDATION_ERROR':
-      return setMessage(error, 'Enter the 6 digits from the email.');
+      return setMessage(error, t('verify.enterDigits'));
     case 'VERIFICATION_FAILED':
       return show('failed');
     case 'VERIFICATION_EXPIRED':
@@ -79,9 +79,9 @@ function refused(data) {
     case 'VERIFICATION_NOT_PENDING':
       return show(data.status === 'verified' ? 'verified' : 'canceled');
     case 'VERIFICATION_LINK_INVALID':
-      return setMessage(error, 'This verification link is not valid.');
+      return setMessage(error, t('verify.linkInvalid'));
     default:
-      return setMessage(error, 'Something went wrong. Please try again in a moment.');
+      return setMessage(error, t('verify.generic'));
   }
 }
 
@@ -96,12 +96,12 @@ async function sendCode(event) {
     const resent = app.dataset.state === 'enter';
     show('enter');
     // The panel already says where the first code went; a resend gets its own confirmation.
-    setMessage(info, resent ? `A new code is on its way to ${data.sentTo}. Only the newest code works.` : '');
+    setMessage(info, resent ? t('verify.newCodeSent', { address: data.sentTo }) : '');
     cooldown(data.retryAfterSeconds);
     input.value = '';
     input.focus();
   } catch {
-    setMessage(error, 'Could not reach the server. Check your connection and try again.');
+    setMessage(error, t('verify.offline'));
   } finally {
     if (button.dataset.testid === 'send-code') button.disabled = false;
   }
@@ -110,7 +110,7 @@ async function sendCode(event) {
 async function confirm(event) {
   event.preventDefault();
   const code = input.value.replace(/[\s-]/g, '');
-  if (!/^\d{6}$/.test(code)) return setMessage(error, 'Enter the 6 digits from the email.');
+  if (!/^\d{6}$/.test(code)) return setMessage(error, t('verify.enterDigits'));
   const submit = form.querySelector('button[type="submit"]');
   submit.disabled = true;
   setMessage(error, '');
@@ -120,11 +120,11 @@ async function confirm(event) {
     if (!ok) return refused(data);
     show('verified');
     if (redirectUrl) {
-      setMessage(info, 'Taking you back…');
+      setMessage(info, t('verify.returning'));
       setTimeout(() => window.location.assign(redirectUrl), 1500);
     }
   } catch {
-    setMessage(error, 'Could not reach the server. Check your connection and try again.');
+    setMessage(error, t('verify.offline'));
   } finally {
     submit.disabled = false;
   }
