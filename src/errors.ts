@@ -70,6 +70,15 @@ export const ERROR_CODES = {
   DELETE_FAILED: [502, 'The signing engine refused the field delete.'],
   SEND_FAILED: [502, 'The send failed at the signing engine.'],
   ENVELOPE_NOT_DRAFT: [409, 'Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.'],
+  // Field rules (conditional fields, validation, read-only values)
+  FIELD_CONDITION_INVALID: [400, "A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref."],
+  FIELD_PATTERN_UNSAFE: [400, "A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time."],
+  FIELD_VALUE_INVALID: [400, "A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number)."],
+  FIELD_HIDDEN: [400, 'A value was sent for a field that is hidden by its visibleWhen condition given the values sent; send none for it.'],
+  FIELD_READ_ONLY: [400, 'A value was sent for a read-only field that differs from the value the sender set.'],
+  FIELD_PREFILL_INVALID: [400, 'A prefill key names no TEXT or NUMBER field of the template.'],
+  FIELD_HAS_DEPENDENTS: [409, "The field controls another field's visibleWhen; remove or change that field first."],
+  ENGINE_UNSUPPORTED: [422, "This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules."],
   NOT_SUPPORTED_BY_ENGINE: [400, "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself)."],
   // Recipient signing (/sign/{token})
   SIGNING_LINK_INVALID: [404, 'The signing link is unknown or no longer valid.'],

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { customers } from './customers.js';
+import type { FieldRules } from '../../engine/field-rules.js';
 
 /** The service's stored copy of an envelope. The engine is authoritative for live status. */
 export const envelopes = pgTable(
@@ -86,6 +87,10 @@ export const envelopeFields = pgTable(
     y: doublePrecision('y').notNull(),
     width: doublePrecision('width').notNull(),
     height: doublePrecision('height').notNull(),
+    /** RADIO and DROPDOWN: the choices (what a later field's condition on this one is checked against). */
+    options: jsonb('options').$type<string[]>(),
+    /** The field's rules as the engine keeps them (a condition by the controlling field's engineFieldId); null: none. */
+    rules: jsonb('rules').$type<FieldRules>(),
   },
   (t) => [index('envelope_fields_envelope_idx').on(t.envelopeId)],
 );

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ROLES } from '../../engine/engine.js';
 import { FIELD_TYPES } from '../../pdf/types.js';
 import { ZFieldInput, ZMeta, ZRecipientInput } from '../envelopes/envelopes.schemas.js';
+import { fieldRuleOutShape } from '../envelopes/field-rules.schemas.js';
 
 /**
  * A recipient slot as the create payload gives it (an envelope's recipient, nested Alt `fields`
@@ -45,6 +46,11 @@ export const ZFromTemplate = z.object({
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   recipients: z.array(ZMappedRecipient).min(1).max(50).describe('Every slot of the template exactly once'),
   meta: ZMeta.optional().describe("Overrides the template's meta key by key"),
+  prefill: z
+    .record(z.string().max(20), z.string().max(1000))
+    .refine((p) => Object.keys(p).length <= 500, { message: 'at most 500 prefilled fields' })
+    .optional()
+    .describe("Values of the template's TEXT and NUMBER fields by template fieldId ({\"3\": \"ACME Ltd\"}), checked against each field's validation (FIELD_VALUE_INVALID); each becomes a read-only value the signer sees and cannot change, stamped as given"),
 });
 export type TFromTemplate = z.infer<typeof ZFromTemplate>;
 
@@ -86,6 +92,7 @@ export const ZTemplateField = z
     heightPercent: z.number(),
     required: z.boolean(),
     options: z.array(z.string()).nullable(),
+    ...fieldRuleOutShape,
   })
   .meta({ id: 'TemplateField' });
 
