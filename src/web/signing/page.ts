@@ -9,7 +9,7 @@ import { DEFAULT_LOCALE, type Locale, textDirection } from '../../i18n/locales.j
 import { escapeHtml, pageHead } from '../html.js';
 
 /** The catalogue namespaces the page's script formats (signing.json, signing-<feature>.json…). */
-export const SIGNING_PAGE_MESSAGES = ['signing'];
+export const SIGNING_PAGE_MESSAGES = ['signing', 'signing-fields'];
 
 /**
  * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline

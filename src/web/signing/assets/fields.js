@@ -1,4 +1,5 @@
 // The recipient's fields, overlaid on the page boxes at their percentages, with their values and checks.
+import { labelCaption, readOnlyName, ruleMessage, visibleIds } from './field-rules.js';
 
 const AUTO = new Set(['NAME', 'EMAIL', 'DATE']);
 const SIGN = new Set(['SIGNATURE', 'INITIALS']);
@@ -61,9 +62,16 @@ function buildControl(field, label) {
       input.maxLength = field.type === 'NUMBER' ? 40 : 1000;
       input.autocomplete = 'off';
       input.spellcheck = false;
-      input.placeholder = field.type === 'NUMBER' ? 'Number' : 'Text';
+      input.placeholder = field.placeholder ?? (field.type === 'NUMBER' ? 'Number' : 'Text');
       if (field.type === 'NUMBER') input.inputMode = 'decimal';
+      if (field.validation?.maxLength) input.maxLength = field.validation.maxLength;
       if (field.value) input.value = field.value;
+      if (field.readOnly) {
+        // The sender's value: shown, stamped as given, never editable (the server refuses another one).
+        input.readOnly = true;
+        input.classList.add('read-only');
+        input.setAttribute('aria-label', readOnlyName(field.label ?? label, field.value ?? ''));
+      }
       return input;
     }
     case 'CHECKBOX': {
@@ -124,12 +132,12 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     const noun = NOUNS[field.type] ?? field.type;
     counters[noun] = (counters[noun] ?? 0) + 1;
     const numbered = totals[noun] > 1 ? `${noun} ${counters[noun]}` : noun;
-    const label = `${numbered}, page ${field.page}${field.required && !AUTO.has(field.type) ? ', required' : ''}`;
+    const label = `${field.label ? `${field.label}, ` : ''}${numbered}, page ${field.page}${field.required && !AUTO.has(field.type) && !field.readOnly ? ', required' : ''}`;
 
     const box = document.createElement('div');
     box.className = `field type-${field.type.toLowerCase()}`;
     box.dataset.testid = `field-box-${field.fieldId}`;
-    if (field.required && !AUTO.has(field.type)) box.classList.add('required');
+    if (field.required && !AUTO.has(field.type) && !field.readOnly) box.classList.add('required');
     // Messages open towards the middle of the page, so they never stick out of it (a phone would zoom out).
     if (field.positionX + field.width / 2 > 50) box.classList.add('error-left');
     if (field.positionY + field.height > 90) box.classList.add('error-above');
@@ -150,7 +158,9 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     error.id = `field-error-${field.fieldId}`;
     error.dataset.testid = `field-error-${field.fieldId}`;
     error.hidden = true;
-    box.append(control, error);
+    error.setAttribute('role', 'alert');
+    const caption = labelCaption(field);
+    box.append(...(caption ? [caption] : []), control, error);
 
     const view = views.find((v) => v.n === field.page);
     (view ?? views[views.length - 1])?.overlay.append(box);
@@ -159,7 +169,24 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
 
   let signature = null;
   let lastGuided = null;
-  const interactive = widgets.filter((w) => !AUTO.has(w.field.type));
+  // A read-only field is the sender's: shown, never asked for.
+  const interactive = widgets.filter((w) => !AUTO.has(w.field.type) && !w.field.readOnly);
+  // Which fields their conditions show now; recomputed on every change (the server decides the same on submit).
+  let shown = new Set(widgets.map((w) => w.field.fieldId));
+  const isShown = (w) => shown.has(w.field.fieldId);
+  const updateVisibility = () => {
+    shown = visibleIds(fields, (id) => {
+      const w = widgets.find((x) => x.field.fieldId === id);
+      return w ? valueOf(w) : null;
+    });
+    for (const w of widgets) {
+      const hide = !isShown(w);
+      if (w.box.hidden !== hide) {
+        w.box.hidden = hide;
+        if (hide) showError(w, null);
+      }
+    }
+  };
 
   const valueOf = (w) => {
     const { type } = w.field;
@@ -175,13 +202,14 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
   /** The problem with a widget's value, or null. */
   const problemOf = (w) => {
     const { type, required } = w.field;
+    if (!isShown(w) || w.field.readOnly) return null;
     const value = valueOf(w);
     if (isSign(type)) return required && !signature ? (type === 'SIGNATURE' ? 'Sign here' : 'Add your initials here') : null;
     if (type === 'CHECKBOX') return required && value !== 'true' ? 'Tick this box to continue' : null;
     if (type === 'RADIO' || type === 'DROPDOWN') return required && !value ? 'Choose an option' : null;
     if (type === 'NUMBER' && value && !NUMBER.test(value)) return 'Enter a number, like 42 or 3.5';
     if (required && !value) return type === 'NUMBER' ? 'Enter a number' : 'Fill in this field';
-    return null;
+    return ruleMessage(w.field, value);
   };
 
   const focusTarget = (w) => (w.field.type === 'RADIO' ? (w.control.querySelector('input:checked') ?? w.control.querySelector('input')) : w.control);
@@ -200,6 +228,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
   };
 
   const refresh = (w) => {
+    updateVisibility();
     const value = valueOf(w);
     w.box.classList.toggle('filled', problemOf(w) === null && value !== '' && value !== 'false');
     // Once a message is showing, it goes away as soon as the value is good.
@@ -238,10 +267,12 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     if (w.field.type === 'NUMBER') w.control.addEventListener('blur', () => w.control.value.trim() && showError(w, problemOf(w)));
   }
 
+  updateVisibility();
+
   return {
     /** Required fields still missing, and all required ones, for the progress line. */
     progress() {
-      const required = interactive.filter((w) => w.field.required);
+      const required = interactive.filter((w) => w.field.required && isShown(w));
       return { done: required.filter((w) => problemOf(w) === null).length, total: required.length };
     },
     hasSignatureFields: interactive.some((w) => isSign(w.field.type)),
@@ -260,6 +291,8 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
       const out = [];
       for (const w of interactive) {
         const { fieldId, type } = w.field;
+        // A hidden field sends nothing: the server refuses a value for it (FIELD_HIDDEN).
+        if (!isShown(w)) continue;
         if (isSign(type)) {
           if (signature) out.push({ fieldId });
           continue;
