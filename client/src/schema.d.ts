@@ -1005,6 +1005,30 @@ export interface components {
             widthPercent: number;
             height: number;
             heightPercent: number;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         RecipientStatusInput: {
             email: string;
@@ -1152,6 +1176,30 @@ export interface components {
             heightPercent: number;
             required: boolean;
             options: string[] | null;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         TemplateInput: {
             /** Format: uuid */
@@ -1475,6 +1523,30 @@ export interface components {
             widthPercent: number;
             height: number;
             heightPercent: number;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         RecipientStatus: {
             email: string;
@@ -1622,6 +1694,30 @@ export interface components {
             heightPercent: number;
             required: boolean;
             options: string[] | null;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         Template: {
             /** Format: uuid */
@@ -4391,7 +4487,23 @@ export interface operations {
                      *               "width": 1,
                      *               "widthPercent": 1,
                      *               "height": 1,
-                     *               "heightPercent": 1
+                     *               "heightPercent": 1,
+                     *               "ref": "string",
+                     *               "label": "string",
+                     *               "placeholder": "string",
+                     *               "validation": {
+                     *                 "pattern": "string",
+                     *                 "minLength": 1,
+                     *                 "maxLength": 1,
+                     *                 "min": 1,
+                     *                 "max": 1
+                     *               },
+                     *               "value": "string",
+                     *               "readOnly": true,
+                     *               "visibleWhen": {
+                     *                 "fieldId": 1,
+                     *                 "equals": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "detectedFromPlaceholders": true,
@@ -4601,6 +4713,47 @@ export interface operations {
                  *             "positionY": 70,
                  *             "width": 25,
                  *             "height": 6
+                 *           },
+                 *           {
+                 *             "type": "CHECKBOX",
+                 *             "ref": "po",
+                 *             "required": false,
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 10,
+                 *             "positionY": 40,
+                 *             "width": 3,
+                 *             "height": 2.5
+                 *           },
+                 *           {
+                 *             "type": "TEXT",
+                 *             "label": "Purchase order number",
+                 *             "placeholder": "PO-12345",
+                 *             "validation": {
+                 *               "pattern": "PO-[0-9]{5}"
+                 *             },
+                 *             "visibleWhen": {
+                 *               "fieldId": "po",
+                 *               "equals": true
+                 *             },
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 15,
+                 *             "positionY": 40,
+                 *             "width": 30,
+                 *             "height": 4
+                 *           },
+                 *           {
+                 *             "type": "TEXT",
+                 *             "label": "Company",
+                 *             "readOnly": true,
+                 *             "value": "Analytical Engines Ltd",
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 10,
+                 *             "positionY": 50,
+                 *             "width": 30,
+                 *             "height": 4
                  *           }
                  *         ],
                  *         "meta": {
@@ -4642,6 +4795,36 @@ export interface operations {
                                 height?: number;
                                 required?: boolean;
                                 options?: string[];
+                                /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                                ref?: string;
+                                /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                                label?: string;
+                                /** @description TEXT and NUMBER: the hint shown in the empty field */
+                                placeholder?: string;
+                                /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                                validation?: {
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                    pattern?: string;
+                                    /** @description TEXT: fewest characters */
+                                    minLength?: number;
+                                    /** @description TEXT: most characters (at most 1000 in any case) */
+                                    maxLength?: number;
+                                    /** @description NUMBER: smallest value */
+                                    min?: number;
+                                    /** @description NUMBER: largest value */
+                                    max?: number;
+                                };
+                                /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                                value?: string;
+                                /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                                readOnly?: boolean;
+                                /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                                visibleWhen?: {
+                                    /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                    fieldId: string | number;
+                                    /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                    equals: boolean | string;
+                                };
                             }[];
                             verificationRequired?: boolean;
                         }[];
@@ -4662,6 +4845,36 @@ export interface operations {
                             height?: number;
                             required?: boolean;
                             options?: string[];
+                            /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                            ref?: string;
+                            /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                            label?: string;
+                            /** @description TEXT and NUMBER: the hint shown in the empty field */
+                            placeholder?: string;
+                            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                            validation?: {
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                pattern?: string;
+                                /** @description TEXT: fewest characters */
+                                minLength?: number;
+                                /** @description TEXT: most characters (at most 1000 in any case) */
+                                maxLength?: number;
+                                /** @description NUMBER: smallest value */
+                                min?: number;
+                                /** @description NUMBER: largest value */
+                                max?: number;
+                            };
+                            /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                            value?: string;
+                            /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                            readOnly?: boolean;
+                            /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                            visibleWhen?: {
+                                /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                fieldId: string | number;
+                                /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                equals: boolean | string;
+                            };
                         }[];
                         storageExpiryDays?: number;
                         /** Format: date-time */
@@ -4729,7 +4942,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -4761,6 +4990,9 @@ export interface operations {
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
              *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -4777,7 +5009,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -4957,7 +5189,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4973,7 +5208,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -5130,6 +5365,36 @@ export interface operations {
                                 height?: number;
                                 required?: boolean;
                                 options?: string[];
+                                /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                                ref?: string;
+                                /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                                label?: string;
+                                /** @description TEXT and NUMBER: the hint shown in the empty field */
+                                placeholder?: string;
+                                /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                                validation?: {
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                    pattern?: string;
+                                    /** @description TEXT: fewest characters */
+                                    minLength?: number;
+                                    /** @description TEXT: most characters (at most 1000 in any case) */
+                                    maxLength?: number;
+                                    /** @description NUMBER: smallest value */
+                                    min?: number;
+                                    /** @description NUMBER: largest value */
+                                    max?: number;
+                                };
+                                /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                                value?: string;
+                                /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                                readOnly?: boolean;
+                                /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                                visibleWhen?: {
+                                    /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                    fieldId: string | number;
+                                    /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                    equals: boolean | string;
+                                };
                             }[];
                             verificationRequired?: boolean;
                         }[];
@@ -5150,6 +5415,36 @@ export interface operations {
                             height?: number;
                             required?: boolean;
                             options?: string[];
+                            /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                            ref?: string;
+                            /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                            label?: string;
+                            /** @description TEXT and NUMBER: the hint shown in the empty field */
+                            placeholder?: string;
+                            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                            validation?: {
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                pattern?: string;
+                                /** @description TEXT: fewest characters */
+                                minLength?: number;
+                                /** @description TEXT: most characters (at most 1000 in any case) */
+                                maxLength?: number;
+                                /** @description NUMBER: smallest value */
+                                min?: number;
+                                /** @description NUMBER: largest value */
+                                max?: number;
+                            };
+                            /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                            value?: string;
+                            /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                            readOnly?: boolean;
+                            /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                            visibleWhen?: {
+                                /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                fieldId: string | number;
+                                /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                equals: boolean | string;
+                            };
                         }[];
                         storageExpiryDays?: number;
                         /** Format: date-time */
@@ -5217,7 +5512,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "createdAt": "2026-01-15T10:00:00.000Z"
@@ -5245,6 +5556,9 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     INVALID_PDF: The file is not a PDF, is damaged beyond repair, or is encrypted.
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -5261,7 +5575,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -5410,7 +5724,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5426,7 +5743,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -5591,7 +5908,23 @@ export interface operations {
                      *               "width": 1,
                      *               "widthPercent": 1,
                      *               "height": 1,
-                     *               "heightPercent": 1
+                     *               "heightPercent": 1,
+                     *               "ref": "string",
+                     *               "label": "string",
+                     *               "placeholder": "string",
+                     *               "validation": {
+                     *                 "pattern": "string",
+                     *                 "minLength": 1,
+                     *                 "maxLength": 1,
+                     *                 "min": 1,
+                     *                 "max": 1
+                     *               },
+                     *               "value": "string",
+                     *               "readOnly": true,
+                     *               "visibleWhen": {
+                     *                 "fieldId": 1,
+                     *                 "equals": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "detectedFromPlaceholders": true,
@@ -5825,7 +6158,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -7706,6 +8055,36 @@ export interface operations {
                         height?: number;
                         required?: boolean;
                         options?: string[];
+                        /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                        ref?: string;
+                        /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                        label?: string;
+                        /** @description TEXT and NUMBER: the hint shown in the empty field */
+                        placeholder?: string;
+                        /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                        validation?: {
+                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                            pattern?: string;
+                            /** @description TEXT: fewest characters */
+                            minLength?: number;
+                            /** @description TEXT: most characters (at most 1000 in any case) */
+                            maxLength?: number;
+                            /** @description NUMBER: smallest value */
+                            min?: number;
+                            /** @description NUMBER: largest value */
+                            max?: number;
+                        };
+                        /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                        value?: string;
+                        /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                        readOnly?: boolean;
+                        /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                        visibleWhen?: {
+                            /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                            fieldId: string | number;
+                            /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                            equals: boolean | string;
+                        };
                     }[];
                 };
             };
@@ -7733,7 +8112,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -7747,6 +8142,9 @@ export interface operations {
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -7763,7 +8161,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -7918,7 +8316,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7934,7 +8335,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -8189,6 +8590,7 @@ export interface operations {
             /**
              * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
              *     ENVELOPE_NOT_DRAFT: Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.
+             *     FIELD_HAS_DEPENDENTS: The field controls another field's visibleWhen; remove or change that field first.
              */
             409: {
                 headers: {
@@ -8205,7 +8607,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE" | "ENVELOPE_NOT_DRAFT";
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ENVELOPE_NOT_DRAFT" | "FIELD_HAS_DEPENDENTS";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -8412,7 +8814,23 @@ export interface operations {
                      *       "width": 1,
                      *       "widthPercent": 1,
                      *       "height": 1,
-                     *       "heightPercent": 1
+                     *       "heightPercent": 1,
+                     *       "ref": "string",
+                     *       "label": "string",
+                     *       "placeholder": "string",
+                     *       "validation": {
+                     *         "pattern": "string",
+                     *         "minLength": 1,
+                     *         "maxLength": 1,
+                     *         "min": 1,
+                     *         "max": 1
+                     *       },
+                     *       "value": "string",
+                     *       "readOnly": true,
+                     *       "visibleWhen": {
+                     *         "fieldId": 1,
+                     *         "equals": "string"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Field"];
@@ -9303,6 +9721,36 @@ export interface operations {
                                 height?: number;
                                 required?: boolean;
                                 options?: string[];
+                                /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                                ref?: string;
+                                /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                                label?: string;
+                                /** @description TEXT and NUMBER: the hint shown in the empty field */
+                                placeholder?: string;
+                                /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                                validation?: {
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                    pattern?: string;
+                                    /** @description TEXT: fewest characters */
+                                    minLength?: number;
+                                    /** @description TEXT: most characters (at most 1000 in any case) */
+                                    maxLength?: number;
+                                    /** @description NUMBER: smallest value */
+                                    min?: number;
+                                    /** @description NUMBER: largest value */
+                                    max?: number;
+                                };
+                                /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                                value?: string;
+                                /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                                readOnly?: boolean;
+                                /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                                visibleWhen?: {
+                                    /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                    fieldId: string | number;
+                                    /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                    equals: boolean | string;
+                                };
                             }[];
                             verificationRequired?: boolean;
                         }[];
@@ -9323,6 +9771,36 @@ export interface operations {
                             height?: number;
                             required?: boolean;
                             options?: string[];
+                            /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                            ref?: string;
+                            /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                            label?: string;
+                            /** @description TEXT and NUMBER: the hint shown in the empty field */
+                            placeholder?: string;
+                            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                            validation?: {
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                pattern?: string;
+                                /** @description TEXT: fewest characters */
+                                minLength?: number;
+                                /** @description TEXT: most characters (at most 1000 in any case) */
+                                maxLength?: number;
+                                /** @description NUMBER: smallest value */
+                                min?: number;
+                                /** @description NUMBER: largest value */
+                                max?: number;
+                            };
+                            /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                            value?: string;
+                            /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                            readOnly?: boolean;
+                            /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                            visibleWhen?: {
+                                /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                fieldId: string | number;
+                                /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                equals: boolean | string;
+                            };
                             /** @description The slot id (1-based position in recipients) this field belongs to */
                             recipientId?: number;
                         }[];
@@ -9385,7 +9863,23 @@ export interface operations {
                      *           "required": true,
                      *           "options": [
                      *             "string"
-                     *           ]
+                     *           ],
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -9401,6 +9895,9 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     INVALID_PDF: The file is not a PDF, is damaged beyond repair, or is encrypted.
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -9417,7 +9914,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_FILE" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_FILE" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -9566,7 +10063,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9582,7 +10082,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -9735,7 +10235,23 @@ export interface operations {
                      *           "required": true,
                      *           "options": [
                      *             "string"
-                     *           ]
+                     *           ],
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -10564,6 +11080,36 @@ export interface operations {
                         height?: number;
                         required?: boolean;
                         options?: string[];
+                        /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                        ref?: string;
+                        /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                        label?: string;
+                        /** @description TEXT and NUMBER: the hint shown in the empty field */
+                        placeholder?: string;
+                        /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                        validation?: {
+                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                            pattern?: string;
+                            /** @description TEXT: fewest characters */
+                            minLength?: number;
+                            /** @description TEXT: most characters (at most 1000 in any case) */
+                            maxLength?: number;
+                            /** @description NUMBER: smallest value */
+                            min?: number;
+                            /** @description NUMBER: largest value */
+                            max?: number;
+                        };
+                        /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                        value?: string;
+                        /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                        readOnly?: boolean;
+                        /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                        visibleWhen?: {
+                            /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                            fieldId: string | number;
+                            /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                            equals: boolean | string;
+                        };
                         /** @description The slot id (1-based position in recipients) this field belongs to */
                         recipientId?: number;
                     }[];
@@ -10598,7 +11144,23 @@ export interface operations {
                      *           "required": true,
                      *           "options": [
                      *             "string"
-                     *           ]
+                     *           ],
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -10613,6 +11175,9 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     INVALID_ID: The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -10629,7 +11194,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -10781,7 +11346,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10797,7 +11365,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -11021,7 +11589,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     FIELD_HAS_DEPENDENTS: The field controls another field's visibleWhen; remove or change that field first.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11037,7 +11608,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "FIELD_HAS_DEPENDENTS";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -11219,7 +11790,23 @@ export interface operations {
                      *       "required": true,
                      *       "options": [
                      *         "string"
-                     *       ]
+                     *       ],
+                     *       "ref": "string",
+                     *       "label": "string",
+                     *       "placeholder": "string",
+                     *       "validation": {
+                     *         "pattern": "string",
+                     *         "minLength": 1,
+                     *         "maxLength": 1,
+                     *         "min": 1,
+                     *         "max": 1
+                     *       },
+                     *       "value": "string",
+                     *       "readOnly": true,
+                     *       "visibleWhen": {
+                     *         "fieldId": 1,
+                     *         "equals": "string"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["TemplateField"];
@@ -11555,7 +12142,10 @@ export interface operations {
                  *           "email": "ada@example.com",
                  *           "name": "Ada Lovelace"
                  *         }
-                 *       ]
+                 *       ],
+                 *       "prefill": {
+                 *         "2": "Analytical Engines Ltd"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -11583,6 +12173,10 @@ export interface operations {
                         message?: string;
                         /** Format: uri */
                         redirectUrl?: string;
+                    };
+                    /** @description Values of the template's TEXT and NUMBER fields by template fieldId ({"3": "ACME Ltd"}), checked against each field's validation (FIELD_VALUE_INVALID); each becomes a read-only value the signer sees and cannot change, stamped as given */
+                    prefill?: {
+                        [key: string]: string;
                     };
                 };
             };
@@ -11634,7 +12228,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -11663,6 +12273,10 @@ export interface operations {
              *     INVALID_TEMPLATE_ID: The template id is not a UUID.
              *     INVALID_TEMPLATE_RECIPIENT_ID: A recipient id does not name a slot of the template.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
+             *     FIELD_PREFILL_INVALID: A prefill key names no TEXT or NUMBER field of the template.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -11679,7 +12293,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "FIELD_PREFILL_INVALID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -11861,7 +12475,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11877,7 +12494,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -12024,6 +12641,10 @@ export interface operations {
                         /** Format: uri */
                         redirectUrl?: string;
                     };
+                    /** @description Values of the template's TEXT and NUMBER fields by template fieldId ({"3": "ACME Ltd"}), checked against each field's validation (FIELD_VALUE_INVALID); each becomes a read-only value the signer sees and cannot change, stamped as given */
+                    prefill?: {
+                        [key: string]: string;
+                    };
                     templateId: string;
                 };
             };
@@ -12075,7 +12696,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -12104,6 +12741,10 @@ export interface operations {
              *     INVALID_TEMPLATE_ID: The template id is not a UUID.
              *     INVALID_TEMPLATE_RECIPIENT_ID: A recipient id does not name a slot of the template.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
+             *     FIELD_PREFILL_INVALID: A prefill key names no TEXT or NUMBER field of the template.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -12120,7 +12761,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "FIELD_PREFILL_INVALID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -12302,7 +12943,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request. */
+            /**
+             * @description IDEMPOTENCY_KEY_REUSED: This Idempotency-Key was used with a different request.
+             *     ENGINE_UNSUPPORTED: This server's signing engine cannot do what the request asks (the feature is named); SIGNING_ENGINE=documenso keeps no field rules.
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12318,7 +12962,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
+                        code: "IDEMPOTENCY_KEY_REUSED" | "ENGINE_UNSUPPORTED";
                         requestId?: string;
                         details?: {
                             path: string;

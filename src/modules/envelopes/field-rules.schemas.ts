@@ -1,5 +1,9 @@
 import { z } from 'zod';
 import { CONDITION_TYPES, MAX_PATTERN_LENGTH, MAX_TEXT_LENGTH, RULED_TYPES } from '../../engine/field-rules.js';
+import type { ErrorCode } from '../../errors.js';
+
+/** What a route that takes fields with rules can answer (the OpenAPI lists them). */
+export const FIELD_RULE_ERRORS = ['FIELD_CONDITION_INVALID', 'FIELD_PATTERN_UNSAFE', 'FIELD_VALUE_INVALID', 'ENGINE_UNSUPPORTED'] as const satisfies ErrorCode[];
 
 /** A caller's name for a field in a create payload (fields have no ids yet): letters first, so it never reads as a fieldId. */
 export const ZFieldRef = z
