@@ -36,6 +36,8 @@ export const MAX_PATTERN_LENGTH = 200;
 /** What the server accepts in a TEXT field at all, and so the most a pattern ever runs on. */
 export const MAX_TEXT_LENGTH = 1000;
 export const MAX_NUMBER_LENGTH = 40;
+/** The most a pattern runs on: with at most three wide quantifiers, about 200³ steps in the worst case. */
+export const MAX_PATTERNED_LENGTH = 200;
 export const NUMBER_PATTERN = /^-?\d+(\.\d+)?$/;
 
 /** A pattern matches the whole value, as an HTML pattern attribute does (the page checks with the same expression). */
@@ -51,6 +53,56 @@ export function patternProblem(pattern: string): string | null {
     return `does not compile: ${(err as Error).message}`;
   }
   if (!safeRegex(re, { limit: 25 })) return 'may take exponential time on some inputs (nested quantifiers); simplify it';
+  return backtrackingProblem(pattern);
+}
+
+/** How many times a quantifier at the start of `rest` lets its atom repeat (0 when there is none); unbounded counts as MAX_PATTERNED_LENGTH. */
+function repeats(rest: string): { times: number; length: number } {
+  if (rest[0] === '*' || rest[0] === '+') return { times: MAX_PATTERNED_LENGTH, length: 1 };
+  if (rest[0] === '?') return { times: 1, length: 1 };
+  const m = /^\{(\d+)(,(\d*))?\}/.exec(rest);
+  if (!m) return { times: 0, length: 0 };
+  const upper = m[2] === undefined ? Number(m[1]) : m[3] === '' ? MAX_PATTERNED_LENGTH : Number(m[3]);
+  return { times: Math.min(upper, MAX_PATTERNED_LENGTH), length: m[0].length };
+}
+
+/** The most backtracking steps a pattern may cost on a MAX_PATTERNED_LENGTH value, by the product of its quantifiers' ranges. */
+const MAX_PATTERN_COST = 1e7;
+
+/**
+ * What safe-regex2's star height misses: an alternation repeated many times (`(a|aa)*`), and quantifiers
+ * whose ranges multiply into polynomial backtracking (`\d*\d*\d*\d*x`, `a{0,20}` six times). Each
+ * quantifier's range counts (unbounded as MAX_PATTERNED_LENGTH, the most a pattern runs on); their
+ * product must stay within MAX_PATTERN_COST.
+ */
+function backtrackingProblem(pattern: string): string | null {
+  let cost = 1;
+  const groups: { alternation: boolean }[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\') {
+      i++;
+    } else if (ch === '[') {
+      // A character class: skip to its end (escapes included); nothing inside it quantifies.
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+    } else if (ch === '(') {
+      groups.push({ alternation: false });
+      continue;
+    } else if (ch === '|') {
+      if (groups.length) groups[groups.length - 1].alternation = true;
+      continue;
+    } else if (ch === ')') {
+      if (groups.pop()?.alternation && repeats(pattern.slice(i + 1)).times > 20) return 'repeats an alternation, which may take exponential time; use a character class such as [ab]+';
+    } else if (repeats(pattern.slice(i)).length) continue; // a quantifier right after a quantifier (lazy ?, or a mistake the compile caught)
+    // The atom just passed may be quantified.
+    const q = repeats(pattern.slice(i + 1));
+    if (q.length) {
+      cost *= q.times + 1;
+      if (cost > MAX_PATTERN_COST) return 'has too many repetitions that could backtrack against each other (*, +, {n,m}); simplify it';
+      i += q.length;
+      if (pattern[i + 1] === '?') i++;
+    }
+  }
   return null;
 }
 
@@ -73,6 +125,7 @@ export function ruleProblem(type: FieldType | string, v: FieldValidation | undef
   const length = [...value].length;
   if (v.minLength !== undefined && length < v.minLength) return { rule: 'minLength', message: `at least ${v.minLength} characters` };
   if (v.maxLength !== undefined && length > v.maxLength) return { rule: 'maxLength', message: `at most ${v.maxLength} characters` };
+  if (v.pattern !== undefined && length > MAX_PATTERNED_LENGTH) return { rule: 'maxLength', message: `at most ${MAX_PATTERNED_LENGTH} characters` };
   if (v.pattern !== undefined && !compilePattern(v.pattern).test(value)) return { rule: 'pattern', message: 'does not have the expected format' };
   return null;
 }

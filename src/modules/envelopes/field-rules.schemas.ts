@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONDITION_TYPES, MAX_PATTERN_LENGTH, MAX_TEXT_LENGTH, RULED_TYPES } from '../../engine/field-rules.js';
+import { CONDITION_TYPES, MAX_PATTERN_LENGTH, MAX_PATTERNED_LENGTH, MAX_TEXT_LENGTH, RULED_TYPES } from '../../engine/field-rules.js';
 import type { ErrorCode } from '../../errors.js';
 
 /** What a route that takes fields with rules can answer (the OpenAPI lists them). */
@@ -13,7 +13,7 @@ export const ZFieldRef = z
 
 export const ZFieldValidation = z
   .object({
-    pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).optional().describe(`TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most ${MAX_PATTERN_LENGTH} characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially`),
+    pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).optional().describe(`TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most ${MAX_PATTERN_LENGTH} characters, matched on values of at most ${MAX_PATTERNED_LENGTH}; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions`),
     minLength: z.number().int().min(0).max(MAX_TEXT_LENGTH).optional().describe('TEXT: fewest characters'),
     maxLength: z.number().int().min(1).max(MAX_TEXT_LENGTH).optional().describe(`TEXT: most characters (at most ${MAX_TEXT_LENGTH} in any case)`),
     min: z.number().finite().optional().describe('NUMBER: smallest value'),
@@ -57,6 +57,7 @@ export function fieldRuleIssues(f: RuleProps, ctx: z.RefinementCtx): void {
     for (const key of ['pattern', 'minLength', 'maxLength'] as const) if (v[key] !== undefined && !text) ctx.addIssue({ code: 'custom', path: ['validation', key], message: `${key} is for TEXT fields` });
     for (const key of ['min', 'max'] as const) if (v[key] !== undefined && text) ctx.addIssue({ code: 'custom', path: ['validation', key], message: `${key} is for NUMBER fields` });
     if (v.minLength !== undefined && v.maxLength !== undefined && v.minLength > v.maxLength) ctx.addIssue({ code: 'custom', path: ['validation', 'minLength'], message: 'minLength must not exceed maxLength' });
+    if (v.pattern !== undefined && v.maxLength !== undefined && v.maxLength > MAX_PATTERNED_LENGTH) ctx.addIssue({ code: 'custom', path: ['validation', 'maxLength'], message: `a field with a pattern takes at most ${MAX_PATTERNED_LENGTH} characters` });
     if (v.min !== undefined && v.max !== undefined && v.min > v.max) ctx.addIssue({ code: 'custom', path: ['validation', 'min'], message: 'min must not exceed max' });
   }
   if (f.readOnly && f.value === undefined) ctx.addIssue({ code: 'custom', path: ['readOnly'], message: 'a read-only field needs the value the sender sets' });
