@@ -1010,7 +1010,7 @@ export interface components {
             placeholder?: string;
             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
             validation?: {
-                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                 pattern?: string;
                 /** @description TEXT: fewest characters */
                 minLength?: number;
@@ -1181,7 +1181,7 @@ export interface components {
             placeholder?: string;
             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
             validation?: {
-                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                 pattern?: string;
                 /** @description TEXT: fewest characters */
                 minLength?: number;
@@ -1528,7 +1528,7 @@ export interface components {
             placeholder?: string;
             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
             validation?: {
-                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                 pattern?: string;
                 /** @description TEXT: fewest characters */
                 minLength?: number;
@@ -1699,7 +1699,7 @@ export interface components {
             placeholder?: string;
             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
             validation?: {
-                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                 pattern?: string;
                 /** @description TEXT: fewest characters */
                 minLength?: number;
@@ -4803,7 +4803,7 @@ export interface operations {
                                 placeholder?: string;
                                 /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                                 validation?: {
-                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                                     pattern?: string;
                                     /** @description TEXT: fewest characters */
                                     minLength?: number;
@@ -4853,7 +4853,7 @@ export interface operations {
                             placeholder?: string;
                             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                             validation?: {
-                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                                 pattern?: string;
                                 /** @description TEXT: fewest characters */
                                 minLength?: number;
@@ -5373,7 +5373,7 @@ export interface operations {
                                 placeholder?: string;
                                 /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                                 validation?: {
-                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                                     pattern?: string;
                                     /** @description TEXT: fewest characters */
                                     minLength?: number;
@@ -5423,7 +5423,7 @@ export interface operations {
                             placeholder?: string;
                             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                             validation?: {
-                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                                 pattern?: string;
                                 /** @description TEXT: fewest characters */
                                 minLength?: number;
@@ -8063,7 +8063,7 @@ export interface operations {
                         placeholder?: string;
                         /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                         validation?: {
-                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                             pattern?: string;
                             /** @description TEXT: fewest characters */
                             minLength?: number;
@@ -9729,7 +9729,7 @@ export interface operations {
                                 placeholder?: string;
                                 /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                                 validation?: {
-                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                                     pattern?: string;
                                     /** @description TEXT: fewest characters */
                                     minLength?: number;
@@ -9779,7 +9779,7 @@ export interface operations {
                             placeholder?: string;
                             /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                             validation?: {
-                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                                 pattern?: string;
                                 /** @description TEXT: fewest characters */
                                 minLength?: number;
@@ -11088,7 +11088,7 @@ export interface operations {
                         placeholder?: string;
                         /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
                         validation?: {
-                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters; refused (FIELD_PATTERN_UNSAFE) when its nested quantifiers could backtrack exponentially */
+                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
                             pattern?: string;
                             /** @description TEXT: fewest characters */
                             minLength?: number;
