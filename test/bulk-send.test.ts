@@ -65,7 +65,7 @@ describe('create and progress', () => {
     const created = res.json();
     assert.equal(created.status, 'QUEUED');
     assert.deepEqual(created.counts, { total: 5, accepted: 2, refused: 3, pending: 2, created: 0, failed: 0, skipped: 0 });
-    assert.deepEqual(created.refusedRows.map((r: { index: number; code: string }) => [r.index, r.code]), [[1, 'INVALID_TEMPLATE_RECIPIENT_ID'], [3, 'VALIDATION_ERROR'], [4, 'VALIDATION_ERROR']]);
+    assert.deepEqual(created.refusedRows.map((r: { index: number; code: string }) => [r.index, r.code]), [[1, 'INVALID_TEMPLATE_RECIPIENT_ID'], [3, 'VALIDATION_ERROR'], [4, 'FIELD_PREFILL_INVALID']]);
     assert.match(created.refusedRows[2].message, /prefill\.77/);
 
     await drain(t);
@@ -80,6 +80,9 @@ describe('create and progress', () => {
     assert.equal(env.title, 'Row one');
     assert.ok(['PENDING', 'SENT'].includes(env.status), env.status);
     assert.equal(env.recipients[0].email, (rows[0].recipients as { email: string }[])[0].email);
+    // The row's prefill reaches the envelope as the from-template create makes it: a read-only value.
+    const text = env.fields.find((f: { type: string }) => f.type === 'TEXT');
+    assert.deepEqual([text.value, text.readOnly], ['ACME Ltd', true]);
     assert.deepEqual((byIndex.get(1) as { error: unknown }).error, { code: 'INVALID_TEMPLATE_RECIPIENT_ID', message: created.refusedRows[0].message });
     assert.equal(await debits(customer.id), 2, 'one create-and-send per created row');
     assert.equal(await envelopeCount(customer.id), 2);

@@ -1033,6 +1033,30 @@ export interface components {
             widthPercent: number;
             height: number;
             heightPercent: number;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         RecipientStatusInput: {
             email: string;
@@ -1354,6 +1378,30 @@ export interface components {
             heightPercent: number;
             required: boolean;
             options: string[] | null;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         TemplateInput: {
             /** Format: uuid */
@@ -1625,6 +1673,30 @@ export interface components {
             widthPercent: number;
             height: number;
             heightPercent: number;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         RecipientStatus: {
             email: string;
@@ -1946,6 +2018,30 @@ export interface components {
             heightPercent: number;
             required: boolean;
             options: string[] | null;
+            ref?: string;
+            label?: string;
+            placeholder?: string;
+            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+            validation?: {
+                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                pattern?: string;
+                /** @description TEXT: fewest characters */
+                minLength?: number;
+                /** @description TEXT: most characters (at most 1000 in any case) */
+                maxLength?: number;
+                /** @description NUMBER: smallest value */
+                min?: number;
+                /** @description NUMBER: largest value */
+                max?: number;
+            };
+            /** @description The sender's value (read-only when readOnly) */
+            value?: string;
+            readOnly?: boolean;
+            /** @description Shown only while field fieldId has this value ("true"/"false" for a CHECKBOX) */
+            visibleWhen?: {
+                fieldId: number;
+                equals: string;
+            };
         };
         Template: {
             /** Format: uuid */
@@ -4827,7 +4923,23 @@ export interface operations {
                      *               "width": 1,
                      *               "widthPercent": 1,
                      *               "height": 1,
-                     *               "heightPercent": 1
+                     *               "heightPercent": 1,
+                     *               "ref": "string",
+                     *               "label": "string",
+                     *               "placeholder": "string",
+                     *               "validation": {
+                     *                 "pattern": "string",
+                     *                 "minLength": 1,
+                     *                 "maxLength": 1,
+                     *                 "min": 1,
+                     *                 "max": 1
+                     *               },
+                     *               "value": "string",
+                     *               "readOnly": true,
+                     *               "visibleWhen": {
+                     *                 "fieldId": 1,
+                     *                 "equals": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "detectedFromPlaceholders": true,
@@ -5050,6 +5162,47 @@ export interface operations {
                  *             "positionY": 70,
                  *             "width": 25,
                  *             "height": 6
+                 *           },
+                 *           {
+                 *             "type": "CHECKBOX",
+                 *             "ref": "po",
+                 *             "required": false,
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 10,
+                 *             "positionY": 40,
+                 *             "width": 3,
+                 *             "height": 2.5
+                 *           },
+                 *           {
+                 *             "type": "TEXT",
+                 *             "label": "Purchase order number",
+                 *             "placeholder": "PO-12345",
+                 *             "validation": {
+                 *               "pattern": "PO-[0-9]{5}"
+                 *             },
+                 *             "visibleWhen": {
+                 *               "fieldId": "po",
+                 *               "equals": true
+                 *             },
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 15,
+                 *             "positionY": 40,
+                 *             "width": 30,
+                 *             "height": 4
+                 *           },
+                 *           {
+                 *             "type": "TEXT",
+                 *             "label": "Company",
+                 *             "readOnly": true,
+                 *             "value": "Analytical Engines Ltd",
+                 *             "recipientEmail": "ada@example.com",
+                 *             "page": 1,
+                 *             "positionX": 10,
+                 *             "positionY": 50,
+                 *             "width": 30,
+                 *             "height": 4
                  *           }
                  *         ],
                  *         "meta": {
@@ -5097,6 +5250,36 @@ export interface operations {
                                 height?: number;
                                 required?: boolean;
                                 options?: string[];
+                                /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                                ref?: string;
+                                /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                                label?: string;
+                                /** @description TEXT and NUMBER: the hint shown in the empty field */
+                                placeholder?: string;
+                                /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                                validation?: {
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                                    pattern?: string;
+                                    /** @description TEXT: fewest characters */
+                                    minLength?: number;
+                                    /** @description TEXT: most characters (at most 1000 in any case) */
+                                    maxLength?: number;
+                                    /** @description NUMBER: smallest value */
+                                    min?: number;
+                                    /** @description NUMBER: largest value */
+                                    max?: number;
+                                };
+                                /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                                value?: string;
+                                /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                                readOnly?: boolean;
+                                /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                                visibleWhen?: {
+                                    /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                    fieldId: string | number;
+                                    /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                    equals: boolean | string;
+                                };
                             }[];
                             verificationRequired?: boolean;
                             /**
@@ -5122,6 +5305,36 @@ export interface operations {
                             height?: number;
                             required?: boolean;
                             options?: string[];
+                            /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                            ref?: string;
+                            /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                            label?: string;
+                            /** @description TEXT and NUMBER: the hint shown in the empty field */
+                            placeholder?: string;
+                            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                            validation?: {
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                                pattern?: string;
+                                /** @description TEXT: fewest characters */
+                                minLength?: number;
+                                /** @description TEXT: most characters (at most 1000 in any case) */
+                                maxLength?: number;
+                                /** @description NUMBER: smallest value */
+                                min?: number;
+                                /** @description NUMBER: largest value */
+                                max?: number;
+                            };
+                            /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                            value?: string;
+                            /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                            readOnly?: boolean;
+                            /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                            visibleWhen?: {
+                                /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                fieldId: string | number;
+                                /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                equals: boolean | string;
+                            };
                         }[];
                         storageExpiryDays?: number;
                         /** Format: date-time */
@@ -5196,7 +5409,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -5240,7 +5469,10 @@ export interface operations {
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
              *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -5257,7 +5489,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE" | "NOT_SUPPORTED_BY_ENGINE";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "IDEMPOTENCY_KEY_REQUIRED" | "X402_NOT_APPLICABLE" | "NOT_SUPPORTED_BY_ENGINE" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -5611,6 +5843,36 @@ export interface operations {
                                 height?: number;
                                 required?: boolean;
                                 options?: string[];
+                                /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                                ref?: string;
+                                /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                                label?: string;
+                                /** @description TEXT and NUMBER: the hint shown in the empty field */
+                                placeholder?: string;
+                                /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                                validation?: {
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                                    pattern?: string;
+                                    /** @description TEXT: fewest characters */
+                                    minLength?: number;
+                                    /** @description TEXT: most characters (at most 1000 in any case) */
+                                    maxLength?: number;
+                                    /** @description NUMBER: smallest value */
+                                    min?: number;
+                                    /** @description NUMBER: largest value */
+                                    max?: number;
+                                };
+                                /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                                value?: string;
+                                /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                                readOnly?: boolean;
+                                /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                                visibleWhen?: {
+                                    /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                    fieldId: string | number;
+                                    /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                    equals: boolean | string;
+                                };
                             }[];
                             verificationRequired?: boolean;
                             /**
@@ -5636,6 +5898,36 @@ export interface operations {
                             height?: number;
                             required?: boolean;
                             options?: string[];
+                            /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                            ref?: string;
+                            /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                            label?: string;
+                            /** @description TEXT and NUMBER: the hint shown in the empty field */
+                            placeholder?: string;
+                            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                            validation?: {
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                                pattern?: string;
+                                /** @description TEXT: fewest characters */
+                                minLength?: number;
+                                /** @description TEXT: most characters (at most 1000 in any case) */
+                                maxLength?: number;
+                                /** @description NUMBER: smallest value */
+                                min?: number;
+                                /** @description NUMBER: largest value */
+                                max?: number;
+                            };
+                            /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                            value?: string;
+                            /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                            readOnly?: boolean;
+                            /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                            visibleWhen?: {
+                                /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                fieldId: string | number;
+                                /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                equals: boolean | string;
+                            };
                         }[];
                         storageExpiryDays?: number;
                         /** Format: date-time */
@@ -5710,7 +6002,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "createdAt": "2026-01-15T10:00:00.000Z"
@@ -5738,7 +6046,10 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     INVALID_PDF: The file is not a PDF, is damaged beyond repair, or is encrypted.
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -5755,7 +6066,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "NOT_SUPPORTED_BY_ENGINE";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_PDF" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "NOT_SUPPORTED_BY_ENGINE" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -6086,7 +6397,23 @@ export interface operations {
                      *               "width": 1,
                      *               "widthPercent": 1,
                      *               "height": 1,
-                     *               "heightPercent": 1
+                     *               "heightPercent": 1,
+                     *               "ref": "string",
+                     *               "label": "string",
+                     *               "placeholder": "string",
+                     *               "validation": {
+                     *                 "pattern": "string",
+                     *                 "minLength": 1,
+                     *                 "maxLength": 1,
+                     *                 "min": 1,
+                     *                 "max": 1
+                     *               },
+                     *               "value": "string",
+                     *               "readOnly": true,
+                     *               "visibleWhen": {
+                     *                 "fieldId": 1,
+                     *                 "equals": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "detectedFromPlaceholders": true,
@@ -6333,7 +6660,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -6541,7 +6884,7 @@ export interface operations {
             /**
              * @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     CANNOT_DELETE_COMPLETED: DELETE on a COMPLETED envelope.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -6824,7 +7167,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders). */
+            /** @description NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6832,7 +7175,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).",
+                     *       "error": "This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.",
                      *       "code": "NOT_SUPPORTED_BY_ENGINE",
                      *       "requestId": "req-1"
                      *     }
@@ -7066,7 +7409,7 @@ export interface operations {
              *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
              *     ALREADY_COMPLETED: Send on an envelope that is not a DRAFT any more (400, like ENVELOPE_ALREADY_COMPLETE).
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -7449,7 +7792,7 @@ export interface operations {
              *     ENVELOPE_ALREADY_COMPLETE: Resend on a COMPLETED envelope.
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
              *     ALL_SIGNED: Resend when every recipient has signed.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -7732,7 +8075,7 @@ export interface operations {
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     ENVELOPE_ALREADY_COMPLETE: Resend on a COMPLETED envelope.
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -8043,7 +8386,7 @@ export interface operations {
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     ENVELOPE_ALREADY_COMPLETE: Resend on a COMPLETED envelope.
              *     ENVELOPE_CANCELLED: Send or resend on a CANCELLED envelope.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              *     X402_NOT_APPLICABLE: x402 payment is not accepted on this route, or for this call (a read, a test send, a verification gate).
              */
             400: {
@@ -8385,7 +8728,7 @@ export interface operations {
             /**
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     ENVELOPE_NOT_COMPLETE: Download of the signed PDF before COMPLETED.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -8657,6 +9000,36 @@ export interface operations {
                         height?: number;
                         required?: boolean;
                         options?: string[];
+                        /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                        ref?: string;
+                        /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                        label?: string;
+                        /** @description TEXT and NUMBER: the hint shown in the empty field */
+                        placeholder?: string;
+                        /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                        validation?: {
+                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                            pattern?: string;
+                            /** @description TEXT: fewest characters */
+                            minLength?: number;
+                            /** @description TEXT: most characters (at most 1000 in any case) */
+                            maxLength?: number;
+                            /** @description NUMBER: smallest value */
+                            min?: number;
+                            /** @description NUMBER: largest value */
+                            max?: number;
+                        };
+                        /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                        value?: string;
+                        /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                        readOnly?: boolean;
+                        /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                        visibleWhen?: {
+                            /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                            fieldId: string | number;
+                            /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                            equals: boolean | string;
+                        };
                     }[];
                 };
             };
@@ -8684,7 +9057,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -8698,7 +9087,10 @@ export interface operations {
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -8715,7 +9107,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "NOT_SUPPORTED_BY_ENGINE";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "NOT_SUPPORTED_BY_ENGINE" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -9054,7 +9446,7 @@ export interface operations {
             /**
              * @description IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     INVALID_FIELD_ID: The field id is not a valid identifier.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -9142,6 +9534,7 @@ export interface operations {
             /**
              * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
              *     ENVELOPE_NOT_DRAFT: Fields can be added or removed only while the envelope is a DRAFT; it was sent (or ended) already.
+             *     FIELD_HAS_DEPENDENTS: The field controls another field's visibleWhen; remove or change that field first.
              */
             409: {
                 headers: {
@@ -9158,7 +9551,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE" | "ENVELOPE_NOT_DRAFT";
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "ENVELOPE_NOT_DRAFT" | "FIELD_HAS_DEPENDENTS";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -9365,7 +9758,23 @@ export interface operations {
                      *       "width": 1,
                      *       "widthPercent": 1,
                      *       "height": 1,
-                     *       "heightPercent": 1
+                     *       "heightPercent": 1,
+                     *       "ref": "string",
+                     *       "label": "string",
+                     *       "placeholder": "string",
+                     *       "validation": {
+                     *         "pattern": "string",
+                     *         "minLength": 1,
+                     *         "maxLength": 1,
+                     *         "min": 1,
+                     *         "max": 1
+                     *       },
+                     *       "value": "string",
+                     *       "readOnly": true,
+                     *       "visibleWhen": {
+                     *         "fieldId": 1,
+                     *         "equals": "string"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Field"];
@@ -9376,7 +9785,7 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     INVALID_FIELD_ID: The field id is not a valid identifier.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -10709,6 +11118,36 @@ export interface operations {
                                 height?: number;
                                 required?: boolean;
                                 options?: string[];
+                                /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                                ref?: string;
+                                /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                                label?: string;
+                                /** @description TEXT and NUMBER: the hint shown in the empty field */
+                                placeholder?: string;
+                                /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                                validation?: {
+                                    /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                                    pattern?: string;
+                                    /** @description TEXT: fewest characters */
+                                    minLength?: number;
+                                    /** @description TEXT: most characters (at most 1000 in any case) */
+                                    maxLength?: number;
+                                    /** @description NUMBER: smallest value */
+                                    min?: number;
+                                    /** @description NUMBER: largest value */
+                                    max?: number;
+                                };
+                                /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                                value?: string;
+                                /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                                readOnly?: boolean;
+                                /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                                visibleWhen?: {
+                                    /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                    fieldId: string | number;
+                                    /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                    equals: boolean | string;
+                                };
                             }[];
                             verificationRequired?: boolean;
                             /**
@@ -10734,6 +11173,36 @@ export interface operations {
                             height?: number;
                             required?: boolean;
                             options?: string[];
+                            /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                            ref?: string;
+                            /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                            label?: string;
+                            /** @description TEXT and NUMBER: the hint shown in the empty field */
+                            placeholder?: string;
+                            /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                            validation?: {
+                                /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                                pattern?: string;
+                                /** @description TEXT: fewest characters */
+                                minLength?: number;
+                                /** @description TEXT: most characters (at most 1000 in any case) */
+                                maxLength?: number;
+                                /** @description NUMBER: smallest value */
+                                min?: number;
+                                /** @description NUMBER: largest value */
+                                max?: number;
+                            };
+                            /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                            value?: string;
+                            /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                            readOnly?: boolean;
+                            /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                            visibleWhen?: {
+                                /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                                fieldId: string | number;
+                                /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                                equals: boolean | string;
+                            };
                             /** @description The slot id (1-based position in recipients) this field belongs to */
                             recipientId?: number;
                         }[];
@@ -10797,7 +11266,23 @@ export interface operations {
                      *           "required": true,
                      *           "options": [
                      *             "string"
-                     *           ]
+                     *           ],
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -10813,6 +11298,10 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     INVALID_PDF: The file is not a PDF, is damaged beyond repair, or is encrypted.
              *     OUT_OF_SCOPE_V1: More than 10 signers or more than 10 documents in one envelope.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -10829,7 +11318,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_FILE" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1";
+                        code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_INVALID" | "MISSING_FILE" | "MISSING_PAYLOAD" | "INVALID_JSON" | "INVALID_PDF" | "OUT_OF_SCOPE_V1" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -11148,7 +11637,23 @@ export interface operations {
                      *           "required": true,
                      *           "options": [
                      *             "string"
-                     *           ]
+                     *           ],
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -11977,6 +12482,36 @@ export interface operations {
                         height?: number;
                         required?: boolean;
                         options?: string[];
+                        /** @description Your name for this field, unique in the payload: another field's visibleWhen.fieldId may name it (fields have no ids before the create). Shown back on the field. */
+                        ref?: string;
+                        /** @description TEXT and NUMBER: what the signing page shows as the field's name */
+                        label?: string;
+                        /** @description TEXT and NUMBER: the hint shown in the empty field */
+                        placeholder?: string;
+                        /** @description TEXT and NUMBER fields only; checked on the signer's value by the server (and by the signing page as they type) */
+                        validation?: {
+                            /** @description TEXT: a regular expression (JavaScript, u flag) the whole value must match; at most 200 characters, matched on values of at most 200; refused (FIELD_PATTERN_UNSAFE) when it could backtrack badly: nested quantifiers, a repeated alternation, more than three unbounded repetitions */
+                            pattern?: string;
+                            /** @description TEXT: fewest characters */
+                            minLength?: number;
+                            /** @description TEXT: most characters (at most 1000 in any case) */
+                            maxLength?: number;
+                            /** @description NUMBER: smallest value */
+                            min?: number;
+                            /** @description NUMBER: largest value */
+                            max?: number;
+                        };
+                        /** @description TEXT and NUMBER: the sender's value, checked against validation; with readOnly it is stamped as given and the signer cannot change it, otherwise it is where the signer starts */
+                        value?: string;
+                        /** @description TEXT and NUMBER with a value: the signer cannot change it (FIELD_READ_ONLY) */
+                        readOnly?: boolean;
+                        /** @description The field is shown, required and stamped only while the controlling field has this value; otherwise it is hidden, not required, not stamped, and a value sent for it is refused (FIELD_HIDDEN) */
+                        visibleWhen?: {
+                            /** @description The controlling field: a ref in this payload, or the fieldId of a field that exists (a draft's added fields). It must be a CHECKBOX, RADIO or DROPDOWN of the same recipient */
+                            fieldId: string | number;
+                            /** @description CHECKBOX: true, false or "checked"; RADIO or DROPDOWN: one of its options */
+                            equals: boolean | string;
+                        };
                         /** @description The slot id (1-based position in recipients) this field belongs to */
                         recipientId?: number;
                     }[];
@@ -12011,7 +12546,23 @@ export interface operations {
                      *           "required": true,
                      *           "options": [
                      *             "string"
-                     *           ]
+                     *           ],
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -12026,6 +12577,10 @@ export interface operations {
              *     INVALID_JSON: The body (or the multipart payload part) is not valid JSON.
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
              *     INVALID_ID: The id in the path is not a valid identifier (400, like INVALID_TEMPLATE_ID).
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {
@@ -12042,7 +12597,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_ID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID" | "NOT_SUPPORTED_BY_ENGINE";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -12434,7 +12989,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly. */
+            /**
+             * @description IDEMPOTENCY_KEY_IN_USE: A request with this Idempotency-Key is still in progress; retry shortly.
+             *     FIELD_HAS_DEPENDENTS: The field controls another field's visibleWhen; remove or change that field first.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12450,7 +13008,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "FIELD_HAS_DEPENDENTS";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -12632,7 +13190,23 @@ export interface operations {
                      *       "required": true,
                      *       "options": [
                      *         "string"
-                     *       ]
+                     *       ],
+                     *       "ref": "string",
+                     *       "label": "string",
+                     *       "placeholder": "string",
+                     *       "validation": {
+                     *         "pattern": "string",
+                     *         "minLength": 1,
+                     *         "maxLength": 1,
+                     *         "min": 1,
+                     *         "max": 1
+                     *       },
+                     *       "value": "string",
+                     *       "readOnly": true,
+                     *       "visibleWhen": {
+                     *         "fieldId": 1,
+                     *         "equals": "string"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["TemplateField"];
@@ -12968,7 +13542,10 @@ export interface operations {
                  *           "email": "ada@example.com",
                  *           "name": "Ada Lovelace"
                  *         }
-                 *       ]
+                 *       ],
+                 *       "prefill": {
+                 *         "2": "Analytical Engines Ltd"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -13008,6 +13585,10 @@ export interface operations {
                     expiryWarningDays?: number | null;
                     /** @description true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false */
                     allowDelegation?: boolean;
+                    /** @description Values of the template's TEXT and NUMBER fields by template fieldId ({"3": "ACME Ltd"}), checked against each field's validation (FIELD_VALUE_INVALID); each becomes a read-only value the signer sees and cannot change, stamped as given */
+                    prefill?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -13059,7 +13640,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -13100,7 +13697,11 @@ export interface operations {
              *     INVALID_TEMPLATE_ID: The template id is not a UUID.
              *     INVALID_TEMPLATE_RECIPIENT_ID: A recipient id does not name a slot of the template.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
+             *     FIELD_PREFILL_INVALID: A prefill key names no TEXT or NUMBER field of the template.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -13117,7 +13718,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "NOT_SUPPORTED_BY_ENGINE";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "NOT_SUPPORTED_BY_ENGINE" | "FIELD_PREFILL_INVALID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -13473,6 +14074,10 @@ export interface operations {
                     expiryWarningDays?: number | null;
                     /** @description true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false */
                     allowDelegation?: boolean;
+                    /** @description Values of the template's TEXT and NUMBER fields by template fieldId ({"3": "ACME Ltd"}), checked against each field's validation (FIELD_VALUE_INVALID); each becomes a read-only value the signer sees and cannot change, stamped as given */
+                    prefill?: {
+                        [key: string]: string;
+                    };
                     templateId: string;
                 };
             };
@@ -13525,7 +14130,23 @@ export interface operations {
                      *           "width": 1,
                      *           "widthPercent": 1,
                      *           "height": 1,
-                     *           "heightPercent": 1
+                     *           "heightPercent": 1,
+                     *           "ref": "string",
+                     *           "label": "string",
+                     *           "placeholder": "string",
+                     *           "validation": {
+                     *             "pattern": "string",
+                     *             "minLength": 1,
+                     *             "maxLength": 1,
+                     *             "min": 1,
+                     *             "max": 1
+                     *           },
+                     *           "value": "string",
+                     *           "readOnly": true,
+                     *           "visibleWhen": {
+                     *             "fieldId": 1,
+                     *             "equals": "string"
+                     *           }
                      *         }
                      *       ],
                      *       "detectedFromPlaceholders": true,
@@ -13566,7 +14187,11 @@ export interface operations {
              *     INVALID_TEMPLATE_ID: The template id is not a UUID.
              *     INVALID_TEMPLATE_RECIPIENT_ID: A recipient id does not name a slot of the template.
              *     IDEMPOTENCY_KEY_REQUIRED: This billable operation requires an Idempotency-Key header.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
+             *     FIELD_PREFILL_INVALID: A prefill key names no TEXT or NUMBER field of the template.
+             *     FIELD_CONDITION_INVALID: A field's visibleWhen names no field of the envelope (ref or fieldId), one that is not a CHECKBOX, RADIO or DROPDOWN, another recipient's field, or a value it cannot take; or the conditions form a cycle, go deeper than 5, or two fields share a ref.
+             *     FIELD_PATTERN_UNSAFE: A field's validation.pattern does not compile, or its nested quantifiers could make matching take exponential time.
+             *     FIELD_VALUE_INVALID: A field's value breaks its validation (details[].rule names which: pattern, minLength, maxLength, min, max, number).
              */
             400: {
                 headers: {
@@ -13583,7 +14208,7 @@ export interface operations {
                     "application/json": {
                         error: string;
                         /** @enum {string} */
-                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "NOT_SUPPORTED_BY_ENGINE";
+                        code: "VALIDATION_ERROR" | "INVALID_JSON" | "IDEMPOTENCY_KEY_INVALID" | "INVALID_TEMPLATE_ID" | "INVALID_TEMPLATE_RECIPIENT_ID" | "IDEMPOTENCY_KEY_REQUIRED" | "NOT_SUPPORTED_BY_ENGINE" | "FIELD_PREFILL_INVALID" | "FIELD_CONDITION_INVALID" | "FIELD_PATTERN_UNSAFE" | "FIELD_VALUE_INVALID";
                         requestId?: string;
                         details?: {
                             path: string;
@@ -18684,7 +19309,7 @@ export interface operations {
             /**
              * @description VALIDATION_ERROR: A field failed validation; details names the field path. Text anywhere in a request may not hold the NUL character (U+0000).
              *     IDEMPOTENCY_KEY_INVALID: The Idempotency-Key header is empty or longer than 255 characters.
-             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself and sends no automatic reminders).
+             *     NOT_SUPPORTED_BY_ENGINE: This server's signing engine cannot do this (SIGNING_ENGINE=documenso keeps the signing links itself, sends no automatic reminders and keeps no field rules or signer attachments); the message names the feature.
              */
             400: {
                 headers: {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { DbOrTx, Tx } from '../db/client.js';
 import type { FieldType, Placement, PreparedDocument } from '../pdf/types.js';
+import type { PlannedRules } from './field-rules.js';
 
 export const ENVELOPE_STATUSES = ['DRAFT', 'PENDING', 'SENT', 'PARTIALLY_SIGNED', 'COMPLETED', 'REJECTED', 'EXPIRED', 'CANCELLED'] as const;
 export type EnvelopeStatus = (typeof ENVELOPE_STATUSES)[number];
@@ -42,6 +43,8 @@ export type EngineFieldInput = Placement & {
   options: string[] | null;
   /** The marker box to cover when sealing (marker-placed fields). */
   hide: Placement | null;
+  /** Label, validation, the sender's value, the condition (field-rules.ts); an engine that keeps none refuses them. */
+  rules?: PlannedRules | null;
 };
 
 export type EngineRecipientStatus = {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { FieldRules } from '../../engine/field-rules.js';
 import type { PageBox, Placement } from '../../pdf/types.js';
 
 /**
@@ -157,6 +158,8 @@ export const engineFields = pgTable(
     options: jsonb('options').$type<string[]>(),
     /** The marker's own box, covered when sealing so the marker text does not show. */
     hide: jsonb('hide').$type<Placement>(),
+    /** Label, validation, the sender's value and the visibleWhen condition (engine/field-rules.ts); null: none. */
+    rules: jsonb('rules').$type<FieldRules>(),
     value: text('value'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { customers } from './customers.js';
+import type { FieldRules } from '../../engine/field-rules.js';
 
 /** The particulars of a listed event: a recipient's place passing from one person to another. */
 export type EventDetails = { from: { name: string; email: string }; to: { name: string; email: string }; by: 'sender' | 'recipient'; reason?: string };
@@ -89,6 +90,10 @@ export const envelopeFields = pgTable(
     y: doublePrecision('y').notNull(),
     width: doublePrecision('width').notNull(),
     height: doublePrecision('height').notNull(),
+    /** RADIO and DROPDOWN: the choices (what a later field's condition on this one is checked against). */
+    options: jsonb('options').$type<string[]>(),
+    /** The field's rules as the engine keeps them (a condition by the controlling field's engineFieldId); null: none. */
+    rules: jsonb('rules').$type<FieldRules>(),
   },
   (t) => [index('envelope_fields_envelope_idx').on(t.envelopeId)],
 );

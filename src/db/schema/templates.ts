@@ -1,4 +1,5 @@
 import { boolean, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { FieldRules } from '../../engine/field-rules.js';
 import type { FieldType, PageBox, Placement } from '../../pdf/types.js';
 import { customers } from './customers.js';
 
@@ -22,6 +23,8 @@ export type TemplateField = Placement & {
   required: boolean;
   options: string[] | null;
   hide: Placement | null;
+  /** Label, validation, the sender's value, the condition (on another field of the template, by its fieldId). */
+  rules?: FieldRules | null;
 };
 
 /**

@@ -13,6 +13,7 @@
 import { openAsBlob } from 'node:fs';
 import type * as ops from '@documenso/sdk-typescript/models/operations/index.js';
 import type { DbOrTx } from '../../db/client.js';
+import { hasRules } from '../field-rules.js';
 import { AppError } from '../../errors.js';
 import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineStatus, SigningEngine, StagedDocument } from '../engine.js';
 import type { DocumensoClient } from './client.js';
@@ -96,6 +97,7 @@ export function createDocumensoEngine(deps: DocumensoEngineDeps): DocumensoEngin
     },
 
     async stageDocument(input: CreateDocumentInput): Promise<StagedDocumensoDocument> {
+      refuseRules(input.fields);
       // The request's upload is streamed from its file; a template's document is in memory.
       const file = 'file' in input.document ? await openAsBlob(input.document.file, { type: 'application/pdf' }) : input.document.bytes;
       const request = createRequest(input, file);
@@ -124,6 +126,7 @@ export function createDocumensoEngine(deps: DocumensoEngineDeps): DocumensoEngin
 
     async addFields(_tx, engineEnvelopeId, fields: EngineFieldInput[]) {
       refuseFileFields(fields);
+      refuseRules(fields);
       const e = await read(engineEnvelopeId);
       if (e.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be added only while the envelope is a DRAFT');
       const byEmail = new Map(e.recipients.map((r) => [r.email.toLowerCase(), r.id]));
@@ -227,4 +230,13 @@ function itemOf(e: ops.EnvelopeGetResponse): string {
   const item = [...e.envelopeItems].sort((a, b) => a.order - b.order)[0];
   if (!item) throw new AppError('DOWNLOAD_FAILED', "Documenso's envelope holds no document");
   return item.id;
+}
+
+/**
+ * Documenso keeps none of Signet's field rules (conditions, validation, sender's values, labels): a
+ * field that carries them is refused before anything is created there, never quietly sent without them.
+ */
+function refuseRules(fields: EngineFieldInput[]): void {
+  const named = [...new Set(fields.flatMap((f) => (hasRules(f.rules) ? Object.keys(f.rules!).filter((k) => k !== 'ref') : [])))];
+  if (named.length) throw new AppError('NOT_SUPPORTED_BY_ENGINE', `SIGNING_ENGINE=documenso cannot enforce field rules (${named.join(', ')}); send the fields without them or use the local engine`, { feature: 'field rules' });
 }

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
 import type { Placement } from '../../pdf/types.js';
+import type { FieldRules } from '../field-rules.js';
 import { companionCtes, executePrepared, preparedPer } from '../../db/prepared.js';
 import { engineAttachments, engineDocuments, engineEvents, engineFields, engineRecipients } from '../../db/schema/index.js';
 import { actedCount, LIVE_STATUSES } from './document-views.js';
@@ -142,6 +143,18 @@ export function createLocalEngineRepo() {
     async updateFieldPlacement(tx: DbOrTx, documentId: string, fieldId: number, p: Placement): Promise<boolean> {
       const rows = await tx.update(engineFields).set({ page: p.page, x: p.x, y: p.y, width: p.width, height: p.height }).where(and(eq(engineFields.documentId, documentId), eq(engineFields.id, fieldId))).returning({ id: engineFields.id });
       return rows.length > 0;
+    },
+
+    /** Writes the rules of fields just inserted (their conditions name ids the insert chose), in one statement. */
+    async setFieldRules(tx: DbOrTx, rows: { id: number; rules: FieldRules }[]): Promise<void> {
+      if (rows.length === 0) return;
+      await tx.execute(sql`UPDATE engine_fields SET rules = x.rules FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id bigint, rules jsonb) WHERE engine_fields.id = x.id`);
+    },
+
+    /** The fields of a document whose condition names this field. */
+    async dependentFields(tx: DbOrTx, documentId: string, fieldId: number): Promise<number[]> {
+      const rows = await tx.select({ id: engineFields.id }).from(engineFields).where(and(eq(engineFields.documentId, documentId), sql`(${engineFields.rules} -> 'visibleWhen' ->> 'fieldId')::bigint = ${fieldId}`));
+      return rows.map((r) => r.id);
     },
 
     async deleteField(tx: DbOrTx, documentId: string, fieldId: number): Promise<boolean> {

@@ -5,6 +5,7 @@ import { AppError } from '../../errors.js';
 import { enqueue, enqueueStatement } from '../../jobs/queue.js';
 import { putContent, type BlobStorage } from '../../providers/storage/index.js';
 import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine, StagedDocument } from '../engine.js';
+import { resolveRules } from '../field-rules.js';
 import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import { actionOf, type Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
@@ -73,6 +74,15 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     const doc = await repo.document(tx, id, lock);
     if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
     return doc;
+  }
+
+  /** The rules of a batch just written, its conditions resolved to the ids the insert chose. */
+  async function writeRules(tx: DbOrTx, fields: EngineFieldInput[], ids: number[]) {
+    const rows = fields.flatMap((f, i) => {
+      const rules = resolveRules(f.rules, ids);
+      return rules ? [{ id: ids[i], rules }] : [];
+    });
+    await repo.setFieldRules(tx, rows);
   }
 
   function fieldRows(documentId: string, recipients: RecipientRow[], fields: EngineFieldInput[]) {
@@ -175,6 +185,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
         recipients,
         fields,
       );
+      await writeRules(tx, input.fields, written.fieldIds);
       const emailAt = new Map(recipients.map((r) => [r.position, r.email]));
       return {
         engineEnvelopeId: id,
@@ -192,6 +203,7 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       if (doc.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be added only while the envelope is a DRAFT');
       const recipients = await repo.recipients(tx, doc.id);
       const rows = await repo.insertFields(tx, fieldRows(doc.id, recipients, fields));
+      await writeRules(tx, fields, rows.map((r) => r.id));
       const emailOf = new Map(recipients.map((r) => [r.id, r.email]));
       return rows.map((f) => ({ engineFieldId: f.id, recipientEmail: emailOf.get(f.recipientId)! }));
     },
@@ -199,6 +211,8 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     async removeField(tx, engineEnvelopeId, engineFieldId) {
       const doc = await requireDocument(tx, engineEnvelopeId, true);
       if (doc.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', 'Fields can be removed only while the envelope is a DRAFT');
+      const dependents = await repo.dependentFields(tx, doc.id, engineFieldId);
+      if (dependents.length) throw new AppError('FIELD_HAS_DEPENDENTS', `Field ${engineFieldId} controls the visibleWhen of field(s) ${dependents.join(', ')}; remove or change those first`, { fieldIds: dependents });
       return repo.deleteField(tx, doc.id, engineFieldId);
     },
 

@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js';
 import { t } from '../../i18n/catalogue.js';
 import { resolveLocale } from '../../i18n/locales.js';
 import { imageProblem } from '../../pdf/image-header.js';
+import { CONDITION_TYPES, MAX_NUMBER_LENGTH, MAX_TEXT_LENGTH, NUMBER_PATTERN, ruleProblem, visibleFieldIds } from '../field-rules.js';
 import type { BlobStorage } from '../../providers/storage/index.js';
 import { documentKey, type LocalEngine } from './local-engine.js';
 import type { AttachmentRow, DocumentRow, FieldRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
@@ -242,7 +243,14 @@ function prefill(me: RecipientRow, f: FieldRow): string | null {
   if (f.type === 'NAME') return me.name;
   if (f.type === 'EMAIL') return me.email;
   if (f.type === 'DATE') return new Date().toISOString().slice(0, 10);
-  return f.value;
+  return f.value ?? f.rules?.value ?? null;
+}
+
+/** A read-only field keeps the sender's value: the same value sent back is accepted, any other refused. */
+function readOnlyValue(f: FieldRow, raw: string | null | undefined, path: string): string {
+  const sent = raw === undefined || raw === null ? '' : String(raw).trim();
+  if (sent !== '' && sent !== f.rules!.value) throw new AppError('FIELD_READ_ONLY', `${path}: this field's value is set by the sender and cannot be changed`, { details: [{ path, message: 'read-only' }] });
+  return f.rules!.value!;
 }
 
 /**
@@ -280,9 +288,21 @@ function planCompletion(ctx: CompletionContext, input: CompleteInput, imageKey?:
     throw invalid('body.signature', 'a signature is required');
   }
 
+  // The controlling fields' values first: from them the server decides which fields are shown, as the page does.
+  const controls = new Map<number, string | null>();
+  for (const f of fields) if (CONDITION_TYPES.has(f.type)) controls.set(f.id, validateValue(f, given.get(f.id), `body.fields[fieldId=${f.id}]`));
+  const visible = visibleFieldIds(fields, (id) => controls.get(id));
+
   const values: [number, string | null][] = [];
   for (const f of fields) {
     const path = `body.fields[fieldId=${f.id}]`;
+    if (!visible.has(f.id)) {
+      // Hidden: not required, not stamped; a value sent for it is refused (the page sends none).
+      const sent = given.get(f.id);
+      if (sent !== undefined && sent !== null && String(sent).trim() !== '' && sent !== 'false') throw new AppError('FIELD_HIDDEN', `${path}: this field is hidden by its condition; send no value for it`, { details: [{ path, message: 'hidden' }] });
+      values.push([f.id, null]);
+      continue;
+    }
     let value: string | null;
     if (AUTO_FILLED.has(f.type)) value = prefill(me, f);
     else if (f.type === 'SIGNATURE') value = signature?.imageKey ? `image:${signature.imageKey}` : (signature?.text ?? null);
@@ -294,7 +314,8 @@ function planCompletion(ctx: CompletionContext, input: CompleteInput, imageKey?:
       // Stamped as a note in the field's box, in the signer's language ("Attached: name.pdf"): the file itself is not.
       const name = ctx.attachments?.find((a) => a.fieldId === f.id)?.name;
       value = name ? t(resolveLocale(me.locale), 'signing-attachments.stamp', { name }) : null;
-    } else value = validateValue(f, given.get(f.id), path);
+    } else if (f.rules?.readOnly) value = readOnlyValue(f, given.get(f.id), path);
+    else value = controls.has(f.id) ? controls.get(f.id)! : validateValue(f, given.get(f.id), path);
     if (f.required && (value === null || value === '' || (f.type === 'CHECKBOX' && value !== 'true'))) throw invalid(path, f.type === 'FILE' ? 'FILE is required: attach a file first (POST attachments/{fieldId})' : `${f.type} is required`);
     values.push([f.id, value]);
   }
@@ -306,11 +327,14 @@ function validateValue(f: FieldRow, raw: string | null | undefined, path: string
   if (value === null || value === '') return null;
   switch (f.type) {
     case 'TEXT':
-      if (value.length > 1000) throw invalid(path, 'at most 1000 characters');
+    case 'NUMBER': {
+      // Bounded before any pattern runs; then the field's own rules (pattern, lengths, min and max).
+      if (value.length > (f.type === 'TEXT' ? MAX_TEXT_LENGTH : MAX_NUMBER_LENGTH)) throw invalid(path, `at most ${f.type === 'TEXT' ? MAX_TEXT_LENGTH : MAX_NUMBER_LENGTH} characters`);
+      if (f.type === 'NUMBER' && !NUMBER_PATTERN.test(value)) throw invalid(path, 'must be a number');
+      const problem = ruleProblem(f.type, f.rules?.validation, value);
+      if (problem) throw new AppError('FIELD_VALUE_INVALID', `${path}: ${problem.message}`, { details: [{ path, rule: problem.rule, message: problem.message }] });
       return value;
-    case 'NUMBER':
-      if (!/^-?\d+(\.\d+)?$/.test(value)) throw invalid(path, 'must be a number');
-      return value;
+    }
     case 'CHECKBOX':
       if (value !== 'true' && value !== 'false') throw invalid(path, 'must be "true" or "false"');
       return value;

@@ -2,7 +2,7 @@ import type { TemplateRow } from '../templates/templates.repo.js';
 import { AppError } from '../../errors.js';
 import { checkRecipients } from '../envelopes/envelope-plan.js';
 import type { TCreatePayload } from '../envelopes/envelopes.schemas.js';
-import { mapSlots } from '../templates/template-plan.js';
+import { checkPrefill, mapSlots } from '../templates/template-plan.js';
 import { ZBulkRow, type TBulkRow } from './bulk-sends.schemas.js';
 
 const DAY = 86_400_000;
@@ -33,9 +33,8 @@ export function checkRow(template: Pick<TemplateRow, 'recipients' | 'fields'>, r
     if (now + (row.storageExpiryDays ?? opts.storageExpiryDays) * DAY <= expiresAt) {
       return { ok: false, code: 'VALIDATION_ERROR', message: 'storageExpiryDays: the document retention must outlast the signing window (expiresAt)' };
     }
-    const fieldIds = new Set(template.fields.map((f) => String(f.fieldId)));
-    const unknown = Object.keys(row.prefill ?? {}).find((k) => !fieldIds.has(k));
-    if (unknown !== undefined) return { ok: false, code: 'VALIDATION_ERROR', message: `prefill.${unknown.slice(0, 20)}: not a fieldId of this template (its fields are ${[...fieldIds].join(', ') || 'none'})` };
+    // The from-template create's own check: a TEXT or NUMBER field of the template, within its validation.
+    checkPrefill(template, row.prefill);
     return { ok: true, row, gated: recipients.filter((r) => r.verificationRequired).length };
   } catch (err) {
     if (err instanceof AppError) return { ok: false, code: err.code, message: err.message.replace(/^body\./, '') };

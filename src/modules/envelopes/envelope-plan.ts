@@ -3,6 +3,7 @@ import { AppError } from '../../errors.js';
 import { markerFieldPlacements } from '../../pdf/marker-fields.js';
 import type { PreparedDocument } from '../../pdf/types.js';
 import type { TCreatePayload, TFieldInput } from './envelopes.schemas.js';
+import { planFieldRules } from './field-rules.js';
 
 export const MAX_SIGNERS = 10;
 /** Roles that may carry verificationRequired: those who sign or approve. */
@@ -76,14 +77,14 @@ export function planFields(payload: TCreatePayload, emails: Map<string, number>,
   );
 
   if (explicit.length > 0) {
-    return {
-      fromMarkers: false,
-      fields: explicit.map(({ f, email, path }) => {
-        if (!emails.has(email.toLowerCase())) throw new AppError('RECIPIENT_NOT_FOUND', `${path}.recipientEmail: ${email} is not a recipient of this envelope`);
-        if (f.page > doc.info.pageCount) throw invalid(`${path}.page`, `the document has ${doc.info.pageCount} page(s)`);
-        return fieldToEngine(f, payload.recipients[emails.get(email.toLowerCase())!].email);
-      }),
-    };
+    const fields = explicit.map(({ f, email, path }) => {
+      if (!emails.has(email.toLowerCase())) throw new AppError('RECIPIENT_NOT_FOUND', `${path}.recipientEmail: ${email} is not a recipient of this envelope`);
+      if (f.page > doc.info.pageCount) throw invalid(`${path}.page`, `the document has ${doc.info.pageCount} page(s)`);
+      return fieldToEngine(f, payload.recipients[emails.get(email.toLowerCase())!].email);
+    });
+    // Conditions name fields by ref across the whole payload (top-level and nested fields alike).
+    const rules = planFieldRules(explicit);
+    return { fromMarkers: false, fields: fields.map((f, i) => ({ ...f, rules: rules[i] })) };
   }
 
   // No fields given: place them from `{{type, rN}}` markers in the PDF text.

@@ -100,6 +100,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     type: f.type as TEnvelope['fields'][number]['type'],
     recipientEmail: f.recipientEmail,
     ...placementDto(f),
+    ...f.rules,
   });
 
   /** The DTO of one envelope from rows already in hand (a create builds it from what it wrote). */

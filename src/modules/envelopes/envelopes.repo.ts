@@ -16,7 +16,7 @@ const owned = (id: string, o: Owner) => and(eq(envelopes.id, id), eq(envelopes.c
 export type RecipientState = Pick<StoredRecipientRow, 'signingStatus' | 'readStatus' | 'sendStatus' | 'status' | 'signedAt' | 'viewedAt' | 'rejectedAt' | 'rejectionReason' | 'consentedAt'>;
 export type NewEnvelope = Omit<EnvelopeRow, 'purgedAt' | 'createdAt' | 'updatedAt' | 'completedAt'>;
 export type NewStoredRecipient = Pick<StoredRecipientRow, 'position' | 'email' | 'name' | 'role' | 'signingOrder' | 'engineRecipientId' | 'verificationRequired' | 'locale'>;
-export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId'>;
+export type NewStoredField = Omit<StoredFieldRow, 'id' | 'envelopeId' | 'rules' | 'options'> & { rules?: StoredFieldRow['rules']; options?: StoredFieldRow['options'] };
 
 /** A stored recipient as created: nobody has opened, signed or rejected anything yet. */
 const FRESH_RECIPIENT = { signingStatus: 'NOT_SIGNED', readStatus: 'NOT_OPENED', sendStatus: 'NOT_SENT', status: 'PENDING', signedAt: null, viewedAt: null, rejectedAt: null, rejectionReason: null, consentedAt: null } as const;
@@ -62,10 +62,10 @@ export function createEnvelopesRepo() {
             AS x(position int, email text, name text, role text, signing_order int, engine_recipient_id text, verification_required boolean, locale text)
           RETURNING id, position
         ), f AS (
-          INSERT INTO envelope_fields (envelope_id, engine_field_id, recipient_email, type, page, x, y, width, height)
-          SELECT ${env.id}, x.engine_field_id, x.recipient_email, x.type, x.page, x.x, x.y, x.width, x.height
+          INSERT INTO envelope_fields (envelope_id, engine_field_id, recipient_email, type, page, x, y, width, height, options, rules)
+          SELECT ${env.id}, x.engine_field_id, x.recipient_email, x.type, x.page, x.x, x.y, x.width, x.height, x.options, x.rules
           FROM jsonb_to_recordset(${JSON.stringify(fields.map(fieldJson))}::jsonb)
-            AS x(engine_field_id bigint, recipient_email text, type text, page int, x float8, y float8, width float8, height float8, n int)
+            AS x(engine_field_id bigint, recipient_email text, type text, page int, x float8, y float8, width float8, height float8, options jsonb, rules jsonb, n int)
           ORDER BY x.n
           RETURNING id
         )${also}
@@ -77,7 +77,7 @@ export function createEnvelopesRepo() {
       return {
         envelope: { ...env, purgedAt: null, createdAt: new Date(row.at[0]), updatedAt: new Date(row.at[1]), completedAt: null },
         recipients: recipients.map((r) => ({ ...r, ...fresh, id: recipientIds.get(r.position)!, envelopeId: env.id })),
-        fields: fields.map((f, i) => ({ ...f, id: row.fields[i], envelopeId: env.id })),
+        fields: fields.map((f, i) => ({ ...f, rules: f.rules ?? null, options: f.options ?? null, id: row.fields[i], envelopeId: env.id })),
       };
     },
 
@@ -261,4 +261,4 @@ export function createEnvelopesRepo() {
 export type EnvelopesRepo = ReturnType<typeof createEnvelopesRepo>;
 
 const recipientJson = (r: NewStoredRecipient) => ({ position: r.position, email: r.email, name: r.name, role: r.role, signing_order: r.signingOrder, engine_recipient_id: r.engineRecipientId, verification_required: r.verificationRequired, locale: r.locale });
-const fieldJson = (f: NewStoredField, n: number) => ({ n, engine_field_id: f.engineFieldId, recipient_email: f.recipientEmail, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height });
+const fieldJson = (f: NewStoredField, n: number) => ({ n, engine_field_id: f.engineFieldId, recipient_email: f.recipientEmail, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, options: f.options ?? null, rules: f.rules ?? null });

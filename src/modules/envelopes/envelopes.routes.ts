@@ -8,6 +8,7 @@ import type { CommitMutation } from '../../http/idempotency.js';
 import { readUpload } from '../../http/multipart.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
+import { FIELD_RULE_ERRORS } from './field-rules.schemas.js';
 import {
   ZAddFields,
   ZAddFieldsResult,
@@ -100,7 +101,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartDoc,
-        response: { 201: ZEnvelope, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, BILLING_ERRORS, ENGINE_ERRORS) },
+        response: { 201: ZEnvelope, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, BILLING_ERRORS, ENGINE_ERRORS, FIELD_RULE_ERRORS) },
       },
       // The multipart body is checked by readUpload; the schema above documents it.
       validatorCompiler: () => (data: unknown) => ({ value: data }),
@@ -116,7 +117,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartDoc,
-        response: { 201: ZDraftCreated, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, ENGINE_ERRORS) },
+        response: { 201: ZDraftCreated, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, ENGINE_ERRORS, FIELD_RULE_ERRORS) },
       },
       validatorCompiler: () => (data: unknown) => ({ value: data }),
       handler: (request, reply) => createHandler(request, reply, true),
@@ -294,7 +295,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         security: EDITOR_SECURITY,
         params: ZEnvelopeIdParam,
         body: ZAddFields,
-        response: { 200: ZAddFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ENVELOPE_NOT_DRAFT', 'FIELD_CREATION_FAILED'], ENGINE_ERRORS) },
+        response: { 200: ZAddFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'RECIPIENT_NOT_FOUND', 'ENVELOPE_NOT_DRAFT', 'FIELD_CREATION_FAILED'], ENGINE_ERRORS, FIELD_RULE_ERRORS) },
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => ({ status: 200, body: await envelopes.addFields(tx, requestContext(request), request.params.id, request.body.fields) })),
@@ -325,7 +326,7 @@ export function envelopesRoutes(deps: RouteDeps) {
         security: EDITOR_SECURITY,
         params: ZFieldIdParam,
         querystring: z.object({ alt: z.enum(['0', '1', 'true', 'false']).optional() }),
-        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'ENVELOPE_NOT_DRAFT', 'DELETE_FAILED'], ENGINE_ERRORS) },
+        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, ['ENVELOPE_NOT_FOUND', 'INVALID_FIELD_ID', 'ENVELOPE_NOT_DRAFT', 'DELETE_FAILED', 'FIELD_HAS_DEPENDENTS'], ENGINE_ERRORS) },
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => {

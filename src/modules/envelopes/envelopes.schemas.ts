@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ENVELOPE_STATUSES, ROLES } from '../../engine/engine.js';
 import { LOCALES } from '../../i18n/locales.js';
 import { FIELD_TYPES } from '../../pdf/types.js';
+import { fieldRuleIssues, fieldRuleOutShape, fieldRuleShape } from './field-rules.schemas.js';
 
 const pct = z.number().min(0).max(100);
 
@@ -25,8 +26,10 @@ export const ZFieldInput = z
     height: pct.optional(),
     required: z.boolean().optional(),
     options: z.array(z.string().min(1).max(200)).min(1).max(50).optional(),
+    ...fieldRuleShape,
   })
   .superRefine((f, ctx) => {
+    fieldRuleIssues(f, ctx);
     for (const [a, b] of [
       ['positionXPercent', 'positionX'],
       ['positionYPercent', 'positionY'],
@@ -162,6 +165,7 @@ export const ZField = z
     widthPercent: z.number(),
     height: z.number(),
     heightPercent: z.number(),
+    ...fieldRuleOutShape,
   })
   .meta({ id: 'Field' });
 

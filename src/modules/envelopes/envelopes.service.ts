@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import type { OperatorContext, Paging, RequestContext } from '../../context.js';
 import type { Db, DbOrTx, Tx } from '../../db/client.js';
 import { TERMINAL_STATUSES, type DocumentStream, type EngineFieldInput, type EnvelopeStatus, type SigningEngine, type StagedDocument } from '../../engine/engine.js';
+import { resolveRules } from '../../engine/field-rules.js';
 import { AppError } from '../../errors.js';
 import { enqueueStatement } from '../../jobs/queue.js';
 import type { PreparedDocument, UploadPart } from '../../pdf/types.js';
@@ -10,6 +11,7 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { BillingService } from '../billing/billing.service.js';
 import type { VerificationsService } from '../verifications/verifications.service.js';
 import { checkRecipients, fieldToEngine, invalid, planFields, requireDelegable, requireSignatureFields } from './envelope-plan.js';
+import { addDraftFields } from './field-add.js';
 import { createEnvelopeSend, requireDraft } from './envelope-send.js';
 import { CANCEL_JOB, createRemoteSweeps, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 import { createRemoteResend, requireRemindable, type Reminded } from './envelope-resend.js';
@@ -210,7 +212,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           storageExpiresAt: new Date(now.getTime() + storageExpiryDays * DAY),
         },
         payload.recipients.map((r, i) => ({ position: i + 1, email: r.email, name: r.name, role: r.role, signingOrder: r.signingOrder ?? null, engineRecipientId: created.recipients[i].engineRecipientId, verificationRequired: r.verificationRequired ?? false, locale: r.locale ?? null })),
-        created.fields.map((cf, i) => ({ engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height })),
+        created.fields.map((cf, i) => ({ engineFieldId: cf.engineFieldId, recipientEmail: cf.recipientEmail, type: fields[i].type, page: fields[i].page, x: fields[i].x, y: fields[i].y, width: fields[i].width, height: fields[i].height, options: fields[i].options, rules: resolveRules(fields[i].rules, created.fields.map((c) => c.engineFieldId)) })),
         [
           deps.audit.customerStatement(ctx, { action: draft ? 'envelope.draft' : 'envelope.create', resourceType: 'envelope', resourceId: plan.envelopeId }),
           ...(draft ? [] : [enqueueStatement([{ type: DISTRIBUTE_JOB, payload: { envelopeId: plan.envelopeId }, dedupeKey: `distribute:${plan.envelopeId}` }])]),
@@ -326,22 +328,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     },
 
     async addFields(tx: Tx, ctx: RequestContext, id: string, fields: TFieldInput[]) {
-      const envelope = await requireEnvelope(tx, id, ownerOf(ctx), true);
-      if (envelope.status !== 'DRAFT') throw new AppError('ENVELOPE_NOT_DRAFT', `Fields can be added only while the envelope is a DRAFT; it is ${envelope.status}`);
-      const recipients = await repo.recipients(tx, [envelope.id]);
-      const engineFields = fields.map((f, i) => {
-        const r = recipients.find((x) => x.email.toLowerCase() === f.recipientEmail!.toLowerCase());
-        if (!r) throw new AppError('RECIPIENT_NOT_FOUND', `fields.${i}.recipientEmail: ${f.recipientEmail} is not a recipient of this envelope`);
-        if (f.page > envelope.pageCount) throw invalid(`body.fields.${i}.page`, `the document has ${envelope.pageCount} page(s)`);
-        return fieldToEngine(f, r.email);
-      });
-      const created = await engine.addFields(tx, envelope.engineEnvelopeId, engineFields);
-      const rows = await repo.insertFields(
-        tx,
-        created.map((c, i) => ({ envelopeId: envelope.id, engineFieldId: c.engineFieldId, recipientEmail: c.recipientEmail, type: engineFields[i].type, page: engineFields[i].page, x: engineFields[i].x, y: engineFields[i].y, width: engineFields[i].width, height: engineFields[i].height })),
-      );
-      await deps.audit.customer(tx, ctx, { action: 'envelope.fields.add', resourceType: 'envelope', resourceId: envelope.id, metadata: { count: rows.length } });
-      return { fields: rows.map(fieldDto) };
+      return addDraftFields({ repo, engine, audit: deps.audit, fieldDto }, tx, ctx, await requireEnvelope(tx, id, ownerOf(ctx), true), fields);
     },
 
     async removeField(tx: Tx, ctx: RequestContext, id: string, fid: string) {

@@ -9,6 +9,7 @@ import {
   type RecipientActions,
 } from '../../engine/local/recipient-actions.js';
 import type { DocumentStream } from '../../engine/engine.js';
+import type { FieldRules } from '../../engine/field-rules.js';
 import type { DocumentViews } from '../../engine/local/document-views.js';
 import type { DocumentRow, RecipientRow } from '../../engine/local/local-engine.repo.js';
 import { currentTurn } from '../../engine/local/turns.js';
@@ -138,6 +139,8 @@ export function createSigningService(deps: {
             options: f.options,
             value: actions.prefill(me, f),
             ...(f.type === 'FILE' ? { attachment: ((a) => (a ? attachmentDto(a) : null))(ctx.attachments.find((a) => a.fieldId === f.id)) } : {}),
+            // The rules the page shows and checks as the server will (label, validation, read-only, condition).
+            ...signingRules(f.rules),
           })),
           // "I am not the right person": offered where the sender allowed it and this recipient may still act.
           delegation: { allowed: canDelegate(doc, me, recipients) },
@@ -290,3 +293,10 @@ export function createSigningService(deps: {
 }
 
 export type SigningService = ReturnType<typeof createSigningService>;
+
+/** A field's rules as the signing page gets them (the sender's value is the field's value; the ref stays with the sender). */
+function signingRules(rules: FieldRules | null) {
+  if (!rules) return {};
+  const { label, placeholder, validation, readOnly, visibleWhen } = rules;
+  return { label, placeholder, validation, readOnly, visibleWhen };
+}

@@ -1,6 +1,8 @@
 import type { TemplateField } from '../../db/schema/templates.js';
 import { AppError } from '../../errors.js';
+import { resolveRules } from '../../engine/field-rules.js';
 import { fieldToEngine, invalid } from '../envelopes/envelope-plan.js';
+import { planFieldRules } from '../envelopes/field-rules.js';
 import type { TFieldPatch } from '../envelopes/envelopes.schemas.js';
 import type { TemplateRow } from './templates.repo.js';
 import type { TTemplateFieldInput } from './templates.schemas.js';
@@ -47,13 +49,17 @@ const fieldIndex = (row: TemplateRow, fid: string): number => {
 export function addTemplateFields(row: TemplateRow, input: TTemplateFieldInput[]): { fields: TemplateField[]; added: TemplateField[] } {
   if (row.fields.length + input.length > MAX_TEMPLATE_FIELDS) throw invalid('body.fields', `a template holds at most ${MAX_TEMPLATE_FIELDS} fields; it has ${row.fields.length}`);
   let next = row.fields.reduce((m, f) => Math.max(m, f.fieldId), 0);
-  const added = input.map((f, i): TemplateField => {
+  const placed = input.map((f, i) => {
     const path = `body.fields.${i}`;
     const slot = slotOf(row, f, path);
-    const { recipientEmail: _email, hide: _hide, ...p } = fieldToEngine(f, '');
+    const { recipientEmail: _email, hide: _hide, rules: _rules, ...p } = fieldToEngine(f, '');
     checkOnPage(row, p, path);
     return { fieldId: ++next, slot, ...p, hide: null };
   });
+  // Conditions may name a field the template has (its fieldId or ref) or one of the batch (its ref), of the same slot.
+  const existing = row.fields.map((f) => ({ fieldId: f.fieldId, owner: String(f.slot), type: f.type, options: f.options, rules: f.rules ?? null }));
+  const rules = planFieldRules(input.map((f, i) => ({ f, email: String(placed[i].slot), path: `body.fields.${i}` })), existing);
+  const added: TemplateField[] = placed.map((f, i) => ({ ...f, rules: resolveRules(rules[i], placed.map((x) => x.fieldId)) }));
   return { fields: [...row.fields, ...added], added };
 }
 
@@ -78,6 +84,8 @@ export function removeTemplateField(row: TemplateRow, fid: string): TemplateFiel
   const i = fieldIndex(row, fid);
   const gone = row.fields[i];
   const fields = row.fields.filter((_, j) => j !== i);
+  const dependents = fields.filter((f) => f.rules?.visibleWhen?.fieldId === gone.fieldId).map((f) => f.fieldId);
+  if (dependents.length) throw new AppError('FIELD_HAS_DEPENDENTS', `Field ${fid} controls the visibleWhen of field(s) ${dependents.join(', ')}; remove or change those first`, { fieldIds: dependents });
   const slot = row.recipients.find((s) => s.id === gone.slot);
   if (gone.type === 'SIGNATURE' && slot?.role === 'SIGNER' && !fields.some((f) => f.slot === gone.slot && f.type === 'SIGNATURE')) {
     throw new AppError('VALIDATION_ERROR', `Field ${fid} is the last SIGNATURE field of SIGNER slot ${slot.id}; add another for that slot before removing it`, { details: [{ path: 'fieldId', message: 'last SIGNATURE field of a SIGNER slot' }] });

@@ -1,9 +1,11 @@
 import type { TemplateField, TemplateSlot } from '../../db/schema/templates.js';
 import type { EngineFieldInput, Role } from '../../engine/engine.js';
+import { resolveRules, RULED_TYPES, ruleProblem, type PlannedRules } from '../../engine/field-rules.js';
 import { AppError } from '../../errors.js';
 import { isLocale, type Locale } from '../../i18n/locales.js';
 import { invalid, placementDto } from '../envelopes/envelope-plan.js';
 import type { TCreatePayload, TFieldInput } from '../envelopes/envelopes.schemas.js';
+import { valueInvalid } from '../envelopes/field-rules.js';
 import type { TemplateRow, TemplateSummaryRow } from './templates.repo.js';
 import type { TFromTemplate, TTemplate, TTemplatePayload } from './templates.schemas.js';
 
@@ -59,6 +61,8 @@ export function templateFields(fields: EngineFieldInput[], slots: TemplateSlot[]
     required: f.required,
     options: f.options,
     hide: f.hide,
+    // A template's fields are numbered 1..n in this order: a condition on the batch names fieldId index + 1.
+    rules: resolveRules(f.rules, fields.map((_, j) => j + 1)),
   }));
 }
 
@@ -94,10 +98,35 @@ export function mapSlots(slots: TemplateSlot[], people: TFromTemplate['recipient
   }));
 }
 
-/** The template's fields for an envelope: each slot's fields go to the person mapped to it. */
-export function envelopeFields(row: Pick<TemplateRow, 'recipients' | 'fields'>, recipients: TCreatePayload['recipients']): EngineFieldInput[] {
+/**
+ * The template's fields for an envelope: each slot's fields go to the person mapped to it, each
+ * condition to the field of the batch it names, each `prefill` value (template fieldId → value, checked
+ * by applyPrefill) onto its field as a read-only value.
+ */
+export function envelopeFields(row: Pick<TemplateRow, 'recipients' | 'fields'>, recipients: TCreatePayload['recipients'], prefill: Map<number, string> = new Map()): EngineFieldInput[] {
   const emailOf = new Map(row.recipients.map((s, i) => [s.id, recipients[i].email]));
-  return row.fields.map((f) => ({ recipientEmail: emailOf.get(f.slot)!, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, required: f.required, options: f.options, hide: f.hide }));
+  const indexOf = new Map(row.fields.map((f, i) => [f.fieldId, i]));
+  return row.fields.map((f) => {
+    const { visibleWhen, ...rest } = f.rules ?? {};
+    const filled = prefill.get(f.fieldId);
+    const rules: PlannedRules = { ...rest, ...(visibleWhen && indexOf.has(visibleWhen.fieldId) ? { visibleWhen: { index: indexOf.get(visibleWhen.fieldId)!, equals: visibleWhen.equals } } : {}), ...(filled !== undefined ? { value: filled, readOnly: true } : {}) };
+    return { recipientEmail: emailOf.get(f.slot)!, type: f.type, page: f.page, x: f.x, y: f.y, width: f.width, height: f.height, required: f.required, options: f.options, hide: f.hide, rules: Object.keys(rules).length ? rules : null };
+  });
+}
+
+/** A from-template call's prefill, checked: each key a TEXT or NUMBER field of the template, each value within that field's rules. */
+export function checkPrefill(row: Pick<TemplateRow, 'fields'>, prefill: Record<string, string> | undefined): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const [key, raw] of Object.entries(prefill ?? {})) {
+    const path = `body.prefill.${key}`;
+    const f = /^\d{1,15}$/.test(key) ? row.fields.find((x) => x.fieldId === Number(key)) : undefined;
+    if (!f || !RULED_TYPES.has(f.type)) throw new AppError('FIELD_PREFILL_INVALID', `${path}: ${f ? `field ${key} is a ${f.type}; only TEXT and NUMBER fields take a prefilled value` : `the template has no field ${key}`}`, { details: [{ path, message: 'not a TEXT or NUMBER field of the template' }] });
+    const value = raw.trim();
+    const problem = value === '' ? { rule: 'minLength', message: 'must not be empty' } : ruleProblem(f.type, f.rules?.validation, value);
+    if (problem) throw valueInvalid(path, problem);
+    out.set(f.fieldId, value);
+  }
+  return out;
 }
 
 export function summaryDto(row: TemplateSummaryRow): Omit<TTemplate, 'fields'> {
@@ -126,6 +155,7 @@ export function templateDto(row: TemplateRow): TTemplate {
       ...placementDto(f),
       required: f.required,
       options: f.options,
+      ...f.rules,
     })),
   };
 }

@@ -8,6 +8,7 @@ import type { CommitMutation } from '../../http/idempotency.js';
 import { readUpload } from '../../http/multipart.js';
 import { ZPage, ZPagingQuery, resolvePaging, toPage } from '../../http/paging.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
+import { FIELD_RULE_ERRORS } from '../envelopes/field-rules.schemas.js';
 import { ZEnvelope, ZFieldPatch, ZSuccess } from '../envelopes/envelopes.schemas.js';
 import {
   ZAddTemplateFields,
@@ -69,7 +70,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
         consumes: ['multipart/form-data'],
         security: [...SECURITY.mutate],
         body: ZMultipartTemplate,
-        response: { 201: ZTemplate, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS) },
+        response: { 201: ZTemplate, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, UPLOAD_ERRORS, FIELD_RULE_ERRORS) },
       },
       // The multipart body is checked by readUpload; the schema above documents it.
       validatorCompiler: () => (data: unknown) => ({ value: data }),
@@ -160,7 +161,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
         security: editorSecurity,
         params: ZTemplateIdParam,
         body: ZAddTemplateFields,
-        response: { 200: ZAddTemplateFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['RECIPIENT_NOT_FOUND']) },
+        response: { 200: ZAddTemplateFieldsResult, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['RECIPIENT_NOT_FOUND'], FIELD_RULE_ERRORS) },
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => ({ status: 200, body: await templates.addFields(tx, requestContext(request), request.params.id, request.body.fields) })),
@@ -192,7 +193,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
         security: editorSecurity,
         params: ZTemplateFieldParam,
         querystring: ZAltQuery,
-        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['INVALID_FIELD_ID']) },
+        response: { 204: z.null().describe('Removed'), 200: ZSuccess, ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, IDEMPOTENCY_ERRORS, fieldErrors, ['INVALID_FIELD_ID', 'FIELD_HAS_DEPENDENTS']) },
       },
       handler: (request, reply) =>
         commitMutation(request, reply, async (tx) => {
@@ -208,7 +209,7 @@ export function templatesRoutes(deps: TemplateRouteDeps) {
       security: [...SECURITY.mutate],
       response: {
         201: ZEnvelope,
-        ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, FROM_TEMPLATE_ERRORS, BILLING_ERRORS, ENGINE_ERRORS),
+        ...errorResponses(CUSTOMER_ERRORS, INPUT_ERRORS, JSON_BODY_ERRORS, IDEMPOTENCY_ERRORS, FROM_TEMPLATE_ERRORS, BILLING_ERRORS, ENGINE_ERRORS, ['FIELD_PREFILL_INVALID'], FIELD_RULE_ERRORS),
       },
     };
     const fromTemplate = async (request: Parameters<CommitMutation>[0], reply: Parameters<CommitMutation>[1], id: string, input: TFromTemplate) => {

@@ -3,6 +3,7 @@ import { ROLES } from '../../engine/engine.js';
 import { FIELD_TYPES } from '../../pdf/types.js';
 import { LOCALES } from '../../i18n/locales.js';
 import { ZExpiryWarningDays, ZFieldInput, ZLocale, ZMeta, ZRecipientInput, ZReminders } from '../envelopes/envelopes.schemas.js';
+import { fieldRuleOutShape } from '../envelopes/field-rules.schemas.js';
 
 /**
  * A recipient slot as the create payload gives it (an envelope's recipient, nested Alt `fields`
@@ -50,6 +51,11 @@ export const ZFromTemplate = z.object({
   reminders: ZReminders.nullable().optional().describe("Automatic reminders (see Reminders); null: none; absent: the account's default"),
   expiryWarningDays: ZExpiryWarningDays.nullable().optional().describe("Days before expiresAt to warn whoever must still act, once; null: none; absent: the account's default"),
   allowDelegation: z.boolean().optional().describe('true: recipients may hand the document to someone else from the signing page (see createEnvelope). Default false'),
+  prefill: z
+    .record(z.string().max(20), z.string().max(1000))
+    .refine((p) => Object.keys(p).length <= 500, { message: 'at most 500 prefilled fields' })
+    .optional()
+    .describe("Values of the template's TEXT and NUMBER fields by template fieldId ({\"3\": \"ACME Ltd\"}), checked against each field's validation (FIELD_VALUE_INVALID); each becomes a read-only value the signer sees and cannot change, stamped as given"),
 });
 export type TFromTemplate = z.infer<typeof ZFromTemplate>;
 
@@ -92,6 +98,7 @@ export const ZTemplateField = z
     heightPercent: z.number(),
     required: z.boolean(),
     options: z.array(z.string()).nullable(),
+    ...fieldRuleOutShape,
   })
   .meta({ id: 'TemplateField' });
 

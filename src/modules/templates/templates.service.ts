@@ -12,7 +12,7 @@ import { checkRecipients, planFields, requireSignatureFields } from '../envelope
 import type { Owner } from '../envelopes/envelopes.repo.js';
 import type { TCreatePayload, TFieldPatch } from '../envelopes/envelopes.schemas.js';
 import type { CreatePlan, EnvelopesService } from '../envelopes/envelopes.service.js';
-import { asEnvelopePayload, envelopeFields, mapSlots, slotsOf, summaryDto, templateDto, templateFields } from './template-plan.js';
+import { asEnvelopePayload, checkPrefill, envelopeFields, mapSlots, slotsOf, summaryDto, templateDto, templateFields } from './template-plan.js';
 import { DELETE_DOCUMENT_JOB } from './templates.jobs.js';
 import type { TemplateRow, TemplatesRepo } from './templates.repo.js';
 import type { TFromTemplate, TTemplateFieldInput, TTemplatePayload, TUpdateTemplate } from './templates.schemas.js';
@@ -157,6 +157,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
      */
     async planEnvelope(db: DbOrTx, ctx: RequestContext, id: string, input: TFromTemplate): Promise<FromTemplatePlan> {
       const row = await requireTemplate(db, id, ownerOf(ctx), { invalid: 'INVALID_TEMPLATE_ID' });
+      const prefill = checkPrefill(row, input.prefill);
       const payload: TCreatePayload = {
         title: input.title ?? row.title,
         recipients: mapSlots(row.recipients, input.recipients),
@@ -175,7 +176,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
         }
         // Parsed and checked when the template was made: its pages and fields are stored, no marker is placed again.
         const document: PreparedDocument = { bytes, info: { pageCount: row.pages.length, pages: row.pages }, markers: [], badMarkers: [], sha256: row.documentSha256 };
-        return { document, fields: envelopeFields(row, payload.recipients), fromMarkers: row.detectedFromPlaceholders };
+        return { document, fields: envelopeFields(row, payload.recipients, prefill), fromMarkers: row.detectedFromPlaceholders };
       };
       const envelope = await deps.envelopes.plan(ctx, { payload, draft: !input.sendImmediately, operation: 'envelope_from_template', prepared });
       return { templateId: row.id, envelope };

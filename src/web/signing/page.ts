@@ -10,7 +10,7 @@ import { escapeHtml, pageHead } from '../html.js';
 import { renderDelegation } from './delegation-dialog.js';
 
 /** The catalogue namespaces the page's script formats (signing.json, signing-<feature>.json…). */
-export const SIGNING_PAGE_MESSAGES = ['signing', 'signing-delegation', 'signing-attachments'];
+export const SIGNING_PAGE_MESSAGES = ['signing'];
 
 /**
  * Content-Security-Policy of the page: scripts and the pdf.js worker from our origin only, no inline

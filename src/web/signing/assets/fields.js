@@ -1,6 +1,7 @@
 // The recipient's fields, overlaid on the page boxes at their percentages, with their values and checks.
 import { buildFileControl, wireFileControl } from './attachment-field.js';
 import { t } from './i18n.js';
+import { labelCaption, readOnlyName, ruleMessage, visibleIds } from './field-rules.js';
 
 const AUTO = new Set(['NAME', 'EMAIL', 'DATE']);
 const SIGN = new Set(['SIGNATURE', 'INITIALS']);
@@ -53,9 +54,16 @@ function buildControl(field, label) {
       input.maxLength = field.type === 'NUMBER' ? 40 : 1000;
       input.autocomplete = 'off';
       input.spellcheck = false;
-      input.placeholder = nounOf(field.type);
+      input.placeholder = field.placeholder ?? nounOf(field.type);
       if (field.type === 'NUMBER') input.inputMode = 'decimal';
+      if (field.validation?.maxLength) input.maxLength = field.validation.maxLength;
       if (field.value) input.value = field.value;
+      if (field.readOnly) {
+        // The sender's value: shown, stamped as given, never editable (the server refuses another one).
+        input.readOnly = true;
+        input.classList.add('read-only');
+        input.setAttribute('aria-label', readOnlyName(field.label ?? label, field.value ?? ''));
+      }
       return input;
     }
     case 'CHECKBOX': {
@@ -118,12 +126,13 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     const noun = nounOf(field.type);
     counters[noun] = (counters[noun] ?? 0) + 1;
     const numbered = totals[noun] > 1 ? t('signing-widgets.numbered', { noun, n: counters[noun] }) : noun;
-    const label = t('signing-widgets.fieldLabel', { name: numbered, page: field.page, required: field.required && !AUTO.has(field.type) ? 'yes' : 'no' });
+    const name = field.label ? t('signing-fields.captioned', { caption: field.label, name: numbered }) : numbered;
+    const label = t('signing-widgets.fieldLabel', { name, page: field.page, required: field.required && !AUTO.has(field.type) && !field.readOnly ? 'yes' : 'no' });
 
     const box = document.createElement('div');
     box.className = `field type-${field.type.toLowerCase()}`;
     box.dataset.testid = `field-box-${field.fieldId}`;
-    if (field.required && !AUTO.has(field.type)) box.classList.add('required');
+    if (field.required && !AUTO.has(field.type) && !field.readOnly) box.classList.add('required');
     // Messages open towards the middle of the page, so they never stick out of it (a phone would zoom out).
     if (field.positionX + field.width / 2 > 50) box.classList.add('error-left');
     if (field.positionY + field.height > 90) box.classList.add('error-above');
@@ -144,7 +153,9 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     error.id = `field-error-${field.fieldId}`;
     error.dataset.testid = `field-error-${field.fieldId}`;
     error.hidden = true;
-    box.append(control, error);
+    error.setAttribute('role', 'alert');
+    const caption = labelCaption(field);
+    box.append(...(caption ? [caption] : []), control, error);
 
     const view = views.find((v) => v.n === field.page);
     (view ?? views[views.length - 1])?.overlay.append(box);
@@ -153,7 +164,24 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
 
   let signature = null;
   let lastGuided = null;
-  const interactive = widgets.filter((w) => !AUTO.has(w.field.type));
+  // A read-only field is the sender's: shown, never asked for.
+  const interactive = widgets.filter((w) => !AUTO.has(w.field.type) && !w.field.readOnly);
+  // Which fields their conditions show now; recomputed on every change (the server decides the same on submit).
+  let shown = new Set(widgets.map((w) => w.field.fieldId));
+  const isShown = (w) => shown.has(w.field.fieldId);
+  const updateVisibility = () => {
+    shown = visibleIds(fields, (id) => {
+      const w = widgets.find((x) => x.field.fieldId === id);
+      return w ? valueOf(w) : null;
+    });
+    for (const w of widgets) {
+      const hide = !isShown(w);
+      if (w.box.hidden !== hide) {
+        w.box.hidden = hide;
+        if (hide) showError(w, null);
+      }
+    }
+  };
 
   const valueOf = (w) => {
     const { type } = w.field;
@@ -170,6 +198,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
   /** The problem with a widget's value, or null. */
   const problemOf = (w) => {
     const { type, required } = w.field;
+    if (!isShown(w) || w.field.readOnly) return null;
     const value = valueOf(w);
     if (isSign(type)) return required && !signature ? (type === 'SIGNATURE' ? t('signing-widgets.signHere') : t('signing-widgets.initialsHere')) : null;
     if (type === 'CHECKBOX') return required && value !== 'true' ? t('signing-widgets.tickBox') : null;
@@ -177,7 +206,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     if (type === 'FILE') return required && !value ? t('signing-attachments.required') : null;
     if (type === 'NUMBER' && value && !NUMBER.test(value)) return t('signing-widgets.numberLike');
     if (required && !value) return type === 'NUMBER' ? t('signing-widgets.enterNumber') : t('signing-widgets.fillIn');
-    return null;
+    return ruleMessage(w.field, value);
   };
 
   const focusTarget = (w) => (w.field.type === 'RADIO' ? (w.control.querySelector('input:checked') ?? w.control.querySelector('input')) : w.control);
@@ -196,6 +225,7 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
   };
 
   const refresh = (w) => {
+    updateVisibility();
     const value = valueOf(w);
     w.box.classList.toggle('filled', problemOf(w) === null && value !== '' && value !== 'false');
     // Once a message is showing, it goes away as soon as the value is good.
@@ -235,10 +265,12 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
     if (w.field.type === 'NUMBER') w.control.addEventListener('blur', () => w.control.value.trim() && showError(w, problemOf(w)));
   }
 
+  updateVisibility();
+
   return {
     /** Required fields still missing, and all required ones, for the progress line. */
     progress() {
-      const required = interactive.filter((w) => w.field.required);
+      const required = interactive.filter((w) => w.field.required && isShown(w));
       return { done: required.filter((w) => problemOf(w) === null).length, total: required.length };
     },
     hasSignatureFields: interactive.some((w) => isSign(w.field.type)),
@@ -257,6 +289,8 @@ export function createFieldLayer({ fields, views, canAct, onSignRequest, onChang
       const out = [];
       for (const w of interactive) {
         const { fieldId, type } = w.field;
+        // A hidden field sends nothing: the server refuses a value for it (FIELD_HIDDEN).
+        if (!isShown(w)) continue;
         if (isSign(type)) {
           if (signature) out.push({ fieldId });
           continue;

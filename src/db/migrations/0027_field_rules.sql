@@ -1,0 +1,3 @@
+ALTER TABLE "engine_fields" ADD COLUMN "rules" jsonb;--> statement-breakpoint
+ALTER TABLE "envelope_fields" ADD COLUMN "options" jsonb;--> statement-breakpoint
+ALTER TABLE "envelope_fields" ADD COLUMN "rules" jsonb;
