@@ -85,6 +85,11 @@ describe('email templates', () => {
     assert.equal(invitationEmail(env, { name: 'A', email: 'a@x' }, REALISTIC.link, 'sign').subject, 'Our NDA, please');
     assert.match(invitationEmail({ ...env, subject: undefined }, { name: 'A', email: 'a@x' }, REALISTIC.link, 'sign').text, /You are asked to review and sign “NDA”\./);
     assert.equal(reminderEmail({ ...env, subject: undefined }, { name: 'A', email: 'a@x' }, REALISTIC.link, 'approve').subject, 'Reminder: please approve “NDA”');
+    // The sender's manual resend speaks the recipient's language, a viewer's included.
+    const de = reminderEmail({ ...env, subject: undefined }, { name: 'A', email: 'a@x', locale: 'de' }, REALISTIC.link, 'view');
+    assert.equal(de.subject, 'Erinnerung: Bitte öffnen Sie “NDA”');
+    assert.match(de.text, /Dokument ansehen/);
+    assert.equal(reminderEmail({ ...env, subject: undefined }, { name: 'A', email: 'a@x' }, REALISTIC.link, 'view').subject, 'Reminder: please open “NDA”');
   });
 
   test('the decline notice says who declined and why; completion, cancel, code and sign-in say what happened', () => {

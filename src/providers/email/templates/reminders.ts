@@ -7,8 +7,8 @@ import type { EnvelopeMail, MailPerson } from './signing.js';
 export type ReminderKind = 'reminder' | 'expiry_warning';
 
 export type ReminderRecipient = MailPerson & {
-  /** Only those who act are reminded. */
-  action: 'sign' | 'approve';
+  /** Automatic reminders go to those who act; a manual resend reminds a viewer too. */
+  action: 'sign' | 'approve' | 'view';
   /** The recipient's language (src/i18n/locales.ts); anything else: English. */
   locale: string | null;
   /** The IANA time zone the recipient's browser reported; none (or an unknown one): UTC, named. */

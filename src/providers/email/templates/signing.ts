@@ -1,6 +1,7 @@
 import { t } from '../../../i18n/catalogue.js';
 import { DEFAULT_LOCALE, type Locale } from '../../../i18n/locales.js';
 import { oneLine, renderEmail, type EmailContent, type RenderedEmail } from './layout.js';
+import { automaticReminderEmail } from './reminders.js';
 
 /** What a recipient is asked to do, by role: SIGNER signs, APPROVER approves, VIEWER reads. */
 export type SigningAction = 'sign' | 'approve' | 'view';
@@ -116,21 +117,8 @@ export function invitationEmail(env: EnvelopeMail, who: MailPerson, link: string
  * Its words are the reminders' (namespace email-reminder, their own work); until then it is English.
  */
 export function reminderEmail(env: EnvelopeMail, who: MailPerson, link: string, action: SigningAction): RenderedEmail {
-  const en = { ...who, locale: DEFAULT_LOCALE };
-  const a = ACTIONS[action];
-  const sender = senderOf(env);
-  const waiting = `${sender ?? 'The sender'} is still waiting for you to ${action === 'view' ? 'open' : action} ${named(env, DEFAULT_LOCALE)}.`;
-  const deadline = deadlineOf(env, en);
-  return renderEmail({
-    ...base(env, en),
-    subject: `Reminder: ${env.subject ?? `please ${action === 'view' ? 'open' : action} ${subjectTitle(env, DEFAULT_LOCALE)}`}`,
-    preview: `${waiting} ${a.by}: ${deadline}.`,
-    eyebrow: 'Reminder',
-    paragraphs: [waiting],
-    button: { label: a.button, url: link },
-    details: [...(sender ? [['From', sender] as [string, string]] : []), [a.by, deadline]],
-    notes: action === 'view' ? [] : [t(DEFAULT_LOCALE, 'email.personalLink')],
-  });
+  // The sender's manual resend: the automatic reminder's message, in the recipient's language.
+  return automaticReminderEmail(env, { ...who, action, locale: localeOf(who), timeZone: who.timeZone ?? null }, link, 'reminder');
 }
 
 /** Everyone signed: the sealed PDF is attached (by the caller) to this message. */
