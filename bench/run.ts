@@ -28,7 +28,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { measureCompletion, type CompletionResult } from './completion.js';
 import { measureBulkSend, type BulkResult } from './bulk-send.js';
-import { signetConfigs } from './configs.js';
+import { placeLabel, signetConfigs } from './configs.js';
 import { formatSealLevels, measureSealLevels, verifyRows, type SealLevelResult } from './evidence.js';
 import { measureIdleRss } from './idle-rss.js';
 import { measure, type Measured, type Row } from './load.js';
@@ -292,12 +292,18 @@ async function main(): Promise<void> {
     for (const [kind, c] of completion) console.log(`  ${DB_LABEL[kind].padEnd(10)} ${c.runs} envelopes: p50 ${c.p50.toFixed(0)} ms, p90 ${c.p90.toFixed(0)} ms, max ${c.max.toFixed(0)} ms`);
   }
   for (const [kind, results] of seals) {
-    console.log(`\nSeal latency by PAdES level: completion (as above) with a test CA's leaf, the local OpenSSL TSA and OCSP responder (test/fixtures/pki.ts):`);
+    console.log(`\nSeal latency by PAdES level: last signature sent → COMPLETED (10-page PDF, 2 signers, worker on), sealed with a test CA's leaf, the local OpenSSL TSA and OCSP responder (test/fixtures/pki.ts):`);
     for (const line of formatSealLevels(kind, results)) console.log(line);
   }
   if (bulk.size) {
     console.log('\nBulk send: POST /v1/templates/{id}/bulk-sends → GET /v1/bulk-sends/{id} says COMPLETED (1-page PDF, 2 slots a row, invitations distributed meanwhile):');
-    for (const [kind, b] of bulk) console.log(`  ${DB_LABEL[kind].padEnd(10)} ${b.rows} rows in ${(b.ms / 1000).toFixed(1)} s (${((b.rows * 1000) / b.ms).toFixed(0)} rows/s; ${b.created} created, ${b.failed} failed)`);
+    for (const [kind, b] of bulk) {
+      // Its baseline: one create-and-send at a time as npm start runs it (same store, same run), jobs drained.
+      const single = rows.find((r) => r.name.startsWith('Signet POST /v1/envelopes create-and-send') && r.name.endsWith(`(${placeLabel(kind, 'start')})`));
+      const perSecond = (b.rows * 1000) / b.ms;
+      const vs = single ? `; ${(perSecond / single.rps).toFixed(2)}x npm start's create-and-send rate, ${single.rps.toFixed(0)}/s` : '';
+      console.log(`  ${DB_LABEL[kind].padEnd(10)} ${b.rows} rows in ${(b.ms / 1000).toFixed(1)} s (${perSecond.toFixed(0)} rows/s${vs}; ${b.created} created, ${b.failed} failed)`);
+    }
   }
   if (only === undefined) {
     console.log(`\nIdle RSS of a fresh server, 2 s after /health answered (${serveCommand().label}):`);
