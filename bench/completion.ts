@@ -40,7 +40,8 @@ function complete(base: string, token: string, s: Session): Promise<Response> {
   });
 }
 
-async function oneEnvelope(c: Client, body: { body: Buffer; contentType: string }): Promise<number> {
+/** One envelope sent, signed by both and sealed: the completion latency and its id. */
+export async function oneEnvelope(c: Client, body: { body: Buffer; contentType: string }): Promise<{ ms: number; envelopeId: string }> {
   const env = await postEnvelope(c, body);
   const [first, last] = env.recipients.map((r) => new URL(r.signingUrl).pathname.split('/').pop()!);
   await expectStatus(await complete(c.base, first, await open(c.base, first)), 200, 'POST /sign/{token}/complete (first signer)');
@@ -49,7 +50,7 @@ async function oneEnvelope(c: Client, body: { body: Buffer; contentType: string 
   await expectStatus(await complete(c.base, last, s), 200, 'POST /sign/{token}/complete (last signer)');
   for (;;) {
     const { status } = await expectStatus<{ status: string }>(await fetch(`${c.base}/v1/envelopes/${env.envelopeId}/status`, { headers: authed(c) }), 200, 'GET status');
-    if (status === 'COMPLETED') return performance.now() - started;
+    if (status === 'COMPLETED') return { ms: performance.now() - started, envelopeId: env.envelopeId };
     if (performance.now() - started > 60_000) throw new Error(`envelope ${env.envelopeId} still ${status} 60 s after the last signature`);
     await sleep(POLL_MS);
   }
@@ -58,14 +59,14 @@ async function oneEnvelope(c: Client, body: { body: Buffer; contentType: string 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 
 /** `runs` measured envelopes after `warmup` unmeasured ones, on a fresh `signet serve` with its worker on. */
-export async function measureCompletion(kind: DbKind, databaseUrl: string | undefined, opts: { runs: number; warmup: number; logLevel: string }): Promise<CompletionResult> {
-  const server = await startSignet(kind, databaseUrl, { env: { LOG_LEVEL: opts.logLevel, WORKER_ENABLED: 'true' } });
+export async function measureCompletion(kind: DbKind, databaseUrl: string | undefined, opts: { runs: number; warmup: number; logLevel: string; env?: Record<string, string> }): Promise<CompletionResult> {
+  const server = await startSignet(kind, databaseUrl, { env: { LOG_LEVEL: opts.logLevel, WORKER_ENABLED: 'true', ...opts.env } });
   try {
     const c = { base: server.base, ...(await createCustomer(server.base)) };
     const body = await createAndSendBody(await textPdf(10, 'Completion'), 10, 'Completion');
     const times: number[] = [];
     for (let i = 0; i < opts.warmup + opts.runs; i++) {
-      const ms = await oneEnvelope(c, body);
+      const { ms } = await oneEnvelope(c, body);
       if (i >= opts.warmup) times.push(ms);
       await sleep(PAUSE_MS);
     }

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { cpuPerRequest, cpuSnapshot, type CpuSnapshot } from './cpu.js';
 
-export type Group = 'bare' | 'read floor' | 'create floor' | 'read' | 'create';
+export type Group = 'bare' | 'read floor' | 'create floor' | 'link floor' | 'verify floor' | 'read' | 'create' | 'link' | 'verify';
 
 export type Row = {
   name: string;
@@ -26,6 +26,8 @@ export type Row = {
   seconds?: number;
   /** CPU milliseconds per 2xx response of the server process and of PostgreSQL (bench/cpu.ts). */
   cpu?: CpuSnapshot;
+  /** With the worker in process: seconds after the load stopped until the jobs it caused were done (inside the window, the rate and the CPU). */
+  drainSeconds?: number;
   /**
    * Measured in turns with its floor (measurePaired): the median, over the rounds, of this row's rate
    * over the floor's in the run just before it; each round's ratio; the rounds themselves (their
@@ -90,8 +92,13 @@ function rowOf(name: string, group: Group, r: autocannon.Result, window: [number
   };
 }
 
-/** `pid`: the server's process, whose CPU time (and PostgreSQL's) is read around the measured run. */
-export type MeasureOptions = { connections: number; warmup: number; duration: number; pid?: number };
+/**
+ * `pid`: the server's process, whose CPU time (and PostgreSQL's) is read around the measured run.
+ * `drain`: resolves once the jobs the requests caused are done (a server running its worker): awaited
+ * before the measured run starts (the warm-up's jobs stay out of it) and after it ends, inside the
+ * window, so the rate and the CPU per request include the work the requests left to the worker.
+ */
+export type MeasureOptions = { connections: number; warmup: number; duration: number; pid?: number; drain?: () => Promise<void> };
 
 /** An unmeasured warm-up of `warmup` seconds, then `duration` seconds measured. */
 export async function measure(name: string, group: Group, req: LoadRequest, opts: MeasureOptions): Promise<Row> {
@@ -100,22 +107,31 @@ export async function measure(name: string, group: Group, req: LoadRequest, opts
   // The warm-up stops with requests in flight, which the server still finishes: let it, so they do not
   // slow the first measured second.
   await sleep(Math.min(warm.latency.p99, 5_000));
+  await opts.drain?.();
   const cpu = cpuSnapshot(opts.pid);
   const start = monotonicMicros();
   const r = await load(req, { connections: opts.connections, seconds: opts.duration });
+  const loaded = monotonicMicros();
+  await opts.drain?.();
   const window: [number, number] = [start, monotonicMicros()];
-  return rowOf(name, group, r, window, false, cpuPerRequest(cpu, cpuSnapshot(opts.pid), r['2xx']));
+  const row = rowOf(name, group, r, window, false, cpuPerRequest(cpu, cpuSnapshot(opts.pid), r['2xx']));
+  // The rate over the load and its jobs' drain: what the node sustains with its worker's work done.
+  return opts.drain ? { ...row, rps: r['2xx'] / ((window[1] - start) / 1e6), drainSeconds: (window[1] - loaded) / 1e6 } : row;
 }
 
 /** A fixed number of requests (each may use up something made beforehand, like a draft). */
-export async function measureAmount(name: string, group: Group, req: LoadRequest, warmupAmount: number, amount: number, connections: number, pid?: number): Promise<Row> {
+export async function measureAmount(name: string, group: Group, req: LoadRequest, warmupAmount: number, amount: number, connections: number, pid?: number, drain?: () => Promise<void>): Promise<Row> {
   process.stderr.write(`  ${name}: warming up with ${warmupAmount} requests, measuring ${amount}, ${connections} connections\n`);
   if (warmupAmount > 0) await load(req, { connections: Math.min(connections, warmupAmount), amount: warmupAmount });
+  await drain?.();
   const cpu = cpuSnapshot(pid);
   const start = monotonicMicros();
   const r = await load(req, { connections: Math.min(connections, amount), amount });
+  const loaded = monotonicMicros();
+  await drain?.();
   const window: [number, number] = [start, monotonicMicros()];
-  return rowOf(name, group, r, window, true, cpuPerRequest(cpu, cpuSnapshot(pid), r['2xx']));
+  const row = rowOf(name, group, r, window, true, cpuPerRequest(cpu, cpuSnapshot(pid), r['2xx']));
+  return drain ? { ...row, drainSeconds: (window[1] - loaded) / 1e6 } : row;
 }
 
 const median = (values: number[]) => {
@@ -140,7 +156,7 @@ export async function measurePaired(row: Measured, floor: Measured & { row: Row 
   for (let i = 0; i < opts.rounds; i++) {
     const run = { connections: opts.connections, warmup: i === 0 ? opts.warmup : Math.min(opts.warmup, 1), duration: opts.duration / opts.rounds };
     const base = await measure(`${floor.name}, round ${i + 1}`, floor.group, floor.req, { ...run, pid: floor.pid });
-    const r = await measure(`${row.name}, round ${i + 1}`, row.group, row.req, { ...run, pid: row.pid });
+    const r = await measure(`${row.name}, round ${i + 1}`, row.group, row.req, { ...run, pid: row.pid, drain: opts.drain });
     rounds.push(r);
     ratios.push(base.rps > 0 ? r.rps / base.rps : 0);
   }
@@ -158,6 +174,7 @@ export async function measurePaired(row: Measured, floor: Measured & { row: Row 
     floor: floor.row,
     window: [rounds[0].window[0], rounds.at(-1)!.window[1]],
     cpu: rounds.every((r) => r.cpu) ? { serverMs: cpuOf('serverMs'), dbMs: cpuOf('dbMs') } : undefined,
+    drainSeconds: opts.drain ? rounds.reduce((sum, r) => sum + (r.drainSeconds ?? 0), 0) : undefined,
     paired: { ratio: median(ratios), ratios, rounds },
   };
 }

@@ -8,7 +8,7 @@ import type { LoadRequest } from './load.js';
 import { authed, multipart, postEnvelope, textPdf, type Client } from './requests.js';
 
 /** A sent envelope (one signer, one field) to read the status of. */
-async function sentEnvelope(c: Client): Promise<string> {
+export async function sentEnvelope(c: Client): Promise<string> {
   const mp = await multipart({
     pdf: { bytes: await textPdf(1, 'Bench status'), filename: 'status.pdf', type: 'application/pdf' },
     payload: JSON.stringify({
