@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { writeFileAtomic } from '../storage/atomic-write.js';
 import { toMailOptions, type EmailProvider } from './email-provider.js';
+import { composeMessage } from './mime.js';
 
 /**
  * The built-in mail provider: each message becomes one RFC 5322 file `<timestamp>-<random>.eml` in
@@ -13,13 +14,20 @@ export function createOutboxEmail(dir: string, from: string): EmailProvider {
   // CRLF line endings as RFC 5322 requires; buffer so the whole message is written in one atomic step.
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
 
+  const streamed = async (options: SendMailOptions) => {
+    const info = await transport.sendMail(options);
+    return { message: info.message as Buffer, messageId: info.messageId };
+  };
+
   return {
     async send(msg) {
-      const info = await transport.sendMail(toMailOptions(msg, from));
+      const options = { ...toMailOptions(msg, from), newline: 'windows' as const };
+      // Built in memory when every part is (mime.ts); streamed through nodemailer otherwise.
+      const { message, messageId } = composeMessage(options) ?? (await streamed(options));
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       const file = path.join(dir, `${stamp}-${randomBytes(6).toString('hex')}.eml`);
-      await writeFileAtomic(file, info.message as Buffer);
-      return { messageId: info.messageId };
+      await writeFileAtomic(file, message);
+      return { messageId };
     },
     async close() {
       transport.close();
