@@ -37,6 +37,9 @@ export const documentKey = (documentId: string, name: string) => `documents/${do
  */
 export const progressKey = (documentId: string, acted: number) => documentKey(documentId, `progress-${acted}.pdf`);
 
+/** Signing links kept in memory (see linkOf): past it the oldest is forgotten and derived again when read. */
+const LINKS_KEPT = 10_000;
+
 /**
  * The built-in engine: its own tables, its own invitations, and the recipient-side actions the
  * /sign routes drive. Status `SEALING` (all signers signed, seal job pending) is reported as the state
@@ -44,7 +47,19 @@ export const progressKey = (documentId: string, acted: number) => documentKey(do
  */
 export function createLocalEngine(deps: LocalEngineDeps) {
   const { repo, storage, tokens, notifier } = deps;
-  const linkOf = (r: Pick<RecipientRow, 'linkSalt'>) => `${deps.signingUrl}/${tokens.token(r.linkSalt)}`;
+  // A link is an HMAC of its salt: every status read derives each recipient's. The links of the
+  // envelopes being read are kept (the secret they derive from is in this process's memory anyway);
+  // a new salt is a new key, so a revoked link is never answered from here.
+  const links = new Map<string, string>();
+  const linkOf = (r: Pick<RecipientRow, 'linkSalt'>) => {
+    let link = links.get(r.linkSalt);
+    if (link === undefined) {
+      link = `${deps.signingUrl}/${tokens.token(r.linkSalt)}`;
+      if (links.size >= LINKS_KEPT) links.delete(links.keys().next().value!);
+      links.set(r.linkSalt, link);
+    }
+    return link;
+  };
 
   /**
    * The recipients' links by engine recipient id. A recipient migrated from the old links has no
