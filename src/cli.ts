@@ -82,7 +82,38 @@ async function ops(argv: string[]): Promise<void> {
 }
 
 /** The server's modules load only for the commands that run it: `ops` and `--help` answer at once. */
-const server = () => import('./main.js');
+const server = () => {
+  boundYoungGeneration();
+  return import('./main.js');
+};
+
+/** V8's semi-space bound for `serve`, `worker` and `migrate` (MiB each; the young generation is two of them). */
+export const SEMI_SPACE_MB = 16;
+
+/** glibc's malloc arenas for a server process (its default is 8 per core, each holding freed memory apart). */
+export const MALLOC_ARENAS = 2;
+
+/**
+ * Node.js 24 sizes V8's young generation from the machine's memory: up to 64 MiB semi-spaces, which a
+ * server fills while it loads and keeps committed at idle (some 80 MiB of RSS on the main thread
+ * alone). Node 20 used 16 MiB. The flag must be set when the process starts, so a server process
+ * started without one replaces itself (execve: same pid, same stdio, nothing left behind) with
+ * `node --max-semi-space-size=16 <same arguments>`, before any module of the server loads, and with
+ * MALLOC_ARENA_MAX=2 unless set (glibc reads it at start; some 25 MiB less at idle). An operator's own
+ * `--max-semi-space-size` (on node's command line or in NODE_OPTIONS) and MALLOC_ARENA_MAX are kept as
+ * given; with both set nothing is replaced (docs/operating.md: Memory).
+ */
+function boundYoungGeneration(): void {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const semiSpaceSet = flags.some((f) => /^--max[-_]semi[-_]space[-_]size\b/.test(f));
+  const arenasSet = process.env.MALLOC_ARENA_MAX !== undefined;
+  const setArenas = !arenasSet && process.platform === 'linux';
+  // Windows has no execve: the server runs with Node's defaults there.
+  if ((semiSpaceSet && !setArenas) || typeof process.execve !== 'function') return;
+  const node = semiSpaceSet ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
+  const env = setArenas ? { ...process.env, MALLOC_ARENA_MAX: String(MALLOC_ARENAS) } : process.env;
+  process.execve(process.execPath, [process.execPath, ...node, ...process.execArgv, ...process.argv.slice(1)], env);
+}
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);

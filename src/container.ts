@@ -76,7 +76,6 @@ import { sendCodeJob, verificationPeriodicTasks } from './modules/verifications/
 import { createVerificationsRepo } from './modules/verifications/verifications.repo.js';
 import { createVerificationsService } from './modules/verifications/verifications.service.js';
 import { createIdentityProviders, type StripeVerificationSession } from './providers/identity/index.js';
-import { createStripeClient, stripeEventVerifier } from './providers/payments/stripe-client.js';
 import { topUpPeriodicTasks } from './modules/billing/top-ups.jobs.js';
 import { createCardPayments } from './container-payments.js';
 import { createDashboard } from './container-dashboard.js';
@@ -156,7 +155,9 @@ export async function createContainer(config: Config, overrides: ContainerOverri
     },
   });
   // Identity verifications: the emailed code is built in; Stripe Identity (documents) and Stripe's webhook when configured.
-  const stripe = config.stripe && createStripeClient({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl });
+  // Stripe's SDK (some 6 MiB of heap) is imported only when Stripe is configured.
+  const stripeClient = config.stripe && (await import('./providers/payments/stripe-client.js'));
+  const stripe = config.stripe && stripeClient && stripeClient.createStripeClient({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl });
   const verifications = createVerificationsService({
     db,
     repo: createVerificationsRepo(),
@@ -171,7 +172,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   const stripeEvents = createStripeEventsService({
     db,
     repo: createStripeEventsRepo(),
-    verify: stripe && config.stripe?.webhookSecret ? stripeEventVerifier(stripe, config.stripe.webhookSecret) : undefined,
+    verify: stripe && stripeClient && config.stripe?.webhookSecret ? stripeClient.stripeEventVerifier(stripe, config.stripe.webhookSecret) : undefined,
     handlers: {
       ...Object.fromEntries(['verified', 'requires_input', 'processing', 'canceled'].map((s) => [`identity.verification_session.${s}`, applySession])),
       ...cardHandlers,
