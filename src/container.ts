@@ -130,7 +130,7 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   };
 
   // Envelopes and the built-in signing engine.
-  const storage = overrides.storage ?? createBlobStorage({ driver: config.storageDriver, root: path.join(config.dataDir, 'blobs'), db, s3: config.s3, logger: logger.child({ component: 'storage' }) });
+  const storage = overrides.storage ?? await createBlobStorage({ driver: config.storageDriver, root: path.join(config.dataDir, 'blobs'), db, s3: config.s3, logger: logger.child({ component: 'storage' }) });
   const outboxDir = path.join(config.dataDir, 'outbox');
   const email = overrides.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir });
   const outbox = createOutboxEmail(outboxDir, config.mailFrom);

@@ -3,4 +3,4 @@ export { assertBlobKey, InvalidBlobKeyError, putContent, type BlobStorage, type 
 export { createBlobStorage, type StorageDriverOptions } from './create-storage.js';
 export { createLocalStorage } from './local-storage.js';
 export { createPostgresStorage } from './postgres-storage.js';
-export { createS3Storage, type S3StorageOptions } from './s3-storage.js';
+export type { S3StorageOptions } from './s3-storage.js';
