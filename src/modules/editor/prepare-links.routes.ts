@@ -6,7 +6,8 @@ import type { Db } from '../../db/client.js';
 import { requestContext } from '../../http/auth.js';
 import type { CommitMutation } from '../../http/idempotency.js';
 import { CUSTOMER_ERRORS, IDEMPOTENCY_ERRORS, SECURITY, errorResponses } from '../../http/route-docs.js';
-import { EDITOR_PAGE_CSP, renderEditorPage } from '../../web/editor/page.js';
+import { renderEditorPage } from '../../web/editor/page.js';
+import { signingPageCsp } from '../../web/signing/page.js';
 import type { EnvelopesService } from '../envelopes/envelopes.service.js';
 import { ZEnvelopeIdParam } from '../envelopes/envelopes.schemas.js';
 import type { PrepareLinks } from './prepare-links.service.js';
@@ -20,7 +21,7 @@ const ZTokenParam = z.object({ token: z.string().max(128) });
 
 /** The editor page's policy: framable by the account's allowed embedding origins only (PATCH /v1/account), else by nobody. */
 const prepareCsp = (origins: string[]): string =>
-  Object.entries({ ...EDITOR_PAGE_CSP, 'frame-ancestors': origins.length ? origins : ["'none'"] })
+  Object.entries(signingPageCsp(origins))
     .map(([k, v]) => `${k} ${v.join(' ')}`)
     .join('; ');
 

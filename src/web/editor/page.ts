@@ -4,21 +4,10 @@
  * with pdf.js and saves every change through the field API as it happens.
  */
 import { escapeHtml, pageHead } from '../html.js';
+import { SIGNING_PAGE_CSP } from '../signing/page.js';
 
-/** The dashboard's strict policy, plus the pdf.js worker and the canvases pdf.js draws images through. */
-export const EDITOR_PAGE_CSP = {
-  'default-src': ["'none'"],
-  'script-src': ["'self'"],
-  'worker-src': ["'self'"],
-  'style-src': ["'self'"],
-  'img-src': ["'self'", 'data:', 'blob:'],
-  'connect-src': ["'self'"],
-  'font-src': ["'self'", 'data:'],
-  'base-uri': ["'none'"],
-  'form-action': ["'none'"],
-  'frame-ancestors': ["'none'"],
-  'object-src': ["'none'"],
-} as const;
+/** The editor draws pages with pdf.js as the signing page does, so it needs the same policy, and no more. */
+export const EDITOR_PAGE_CSP = SIGNING_PAGE_CSP;
 
 /** What the editor works on: a draft's recipients, or a template's recipient slots (assigned by their placeholder email). */
 export type EditorState = {
