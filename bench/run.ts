@@ -16,6 +16,7 @@
  *   BENCH_BULK_ROWS           rows of the bulk-send scenario (default 1000)
  *   BENCH_SEALS               envelopes per PAdES level in the seal scenario (default 10, after 2 unmeasured)
  *   BENCH_PROFILE             1: Signet under node --cpu-prof; top functions by self time per scenario group
+ *   BENCH_PROFILE_KEEP        1: keep the .cpuprofile files and each row's measured windows (windows.json)
  *   BENCH_LOG_LEVEL           Signet's LOG_LEVEL for the measured servers (default info, Signet's default)
  *   BENCH_COMPLETIONS         envelopes in the completion scenario (default 20, after 2 unmeasured)
  *   BENCH_ROUNDS              turns of each Signet row with its floor (default 3; BENCH_DURATION is shared among them)

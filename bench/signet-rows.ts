@@ -3,7 +3,7 @@
  * and creates in both, against the same floors; the link rows (embed and prepare links) on the API
  * node only (minting a link causes no job, so the worker would change nothing but noise).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CONFIG_ENV, drainer, placeLabel, type SignetConfig } from './configs.js';
@@ -34,7 +34,10 @@ export type SignetRun = { rows: Row[]; mcpLine: string; profile: string[] };
 /** One `signet serve` in `config` for the read, create (and, on an API node, link) groups; optionally profiled. */
 export async function signetRoutes(kind: DbKind, config: SignetConfig, floors: Floors, onePage: Uint8Array, s: BenchSettings): Promise<SignetRun> {
   const label = placeLabel(kind, config);
-  const profDir = s.profiling ? mkdtempSync(path.join(tmpdir(), 'signet-bench-prof-')) : undefined;
+  // BENCH_PROFILE_KEEP=1 leaves the .cpuprofile files for a closer look (their directory is printed).
+  const keep = process.env.BENCH_PROFILE_KEEP === '1';
+  const profDir = s.profiling ? mkdtempSync(path.join(tmpdir(), `signet-bench-prof-${config}-`)) : undefined;
+  if (profDir && keep) process.stderr.write(`  profiles of ${label} kept in ${profDir}\n`);
   const server = await startSignet(kind, s.databaseUrl, {
     env: { LOG_LEVEL: s.logLevel, ...CONFIG_ENV[config] },
     nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
@@ -112,6 +115,7 @@ export async function signetRoutes(kind: DbKind, config: SignetConfig, floors: F
     await server.stop();
     const profile: string[] = [];
     if (profDir) {
+      if (keep) writeFileSync(path.join(profDir, 'windows.json'), JSON.stringify(rows.map((r) => ({ name: r.name, windows: (r.paired?.rounds ?? [r]).map((x) => x.window) }))));
       const profiles = readProfiles(profDir);
       for (const group of ['read', 'create'] as const) {
         if (windows[group].length) profile.push(formatSummary(`Signet on ${label}, ${group} scenarios (measured seconds only), top 15 by self time`, summarize(profiles, windows[group])));
@@ -120,6 +124,6 @@ export async function signetRoutes(kind: DbKind, config: SignetConfig, floors: F
     return { rows, mcpLine, profile };
   } finally {
     await server.stop();
-    if (profDir) rmSync(profDir, { recursive: true, force: true });
+    if (profDir && !keep) rmSync(profDir, { recursive: true, force: true });
   }
 }

@@ -67,13 +67,22 @@ async function stopAll(): Promise<void> {
 }
 
 /** `database` with its worker's claims counted (the one statement with SKIP LOCKED, run prepared). */
-function countingClaims(database: Database): { database: Database; claims: number } {
-  const counter = { database, claims: 0 };
+/**
+ * `database` with its worker's claims counted (the one statement with SKIP LOCKED, run prepared), and
+ * its completions sent on their own (not with a claim).
+ */
+function countingClaims(database: Database): { database: Database; claims: number; completions: number } {
+  const counter = { database, claims: 0, completions: 0 };
   type Session = { prepareQuery(q: { sql: string }, ...rest: unknown[]): unknown };
   const session = (database.db as unknown as { session: Session }).session;
   const countingSession = new Proxy(session, {
     get(target, prop) {
-      if (prop === 'prepareQuery') return (q: { sql: string }, ...rest: unknown[]) => (q.sql.includes('SKIP LOCKED') && counter.claims++, target.prepareQuery(q, ...rest));
+      if (prop === 'prepareQuery')
+        return (q: { sql: string }, ...rest: unknown[]) => {
+          if (q.sql.includes('SKIP LOCKED')) counter.claims++;
+          else if (q.sql.includes("status = 'done'")) counter.completions++;
+          return target.prepareQuery(q, ...rest);
+        };
       const value = Reflect.get(target, prop) as unknown;
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -611,6 +620,29 @@ test('a worker claims once per wake-up: a claim that comes back short ends the r
     await waitFor(async () => (await rowsOfType(type)).every((r) => r.status === 'done'), 2_000, 'the six jobs to be done');
     assert.deepEqual([...ran].sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.ok(counted.claims >= 2 && counted.claims <= 4, `a full claim and the claims after it, got ${counted.claims}`);
+  } finally {
+    await stopAll();
+  }
+});
+
+test("a job's completion travels with the claim that follows it: a busy queue costs one statement per job, not two", async () => {
+  const type = uniqueType('completions');
+  const ran: number[] = [];
+  const counted = countingClaims(dbA);
+  await startWorker({ database: counted.database, jobs: [{ type, payload: z.object({ n: z.number() }), handle: async ({ n }) => void ran.push(n) }], concurrency: 1, intervalMs: 60_000 });
+  try {
+    await waitFor(() => counted.claims === 1, 2_000, 'the first tick to claim');
+    await sleep(200);
+    counted.claims = 0;
+    // One slot, three jobs: each claim is full, so each finished job claims again, and its completion
+    // goes in that claim; the last claim comes back short and ends the round.
+    await dbA.db.transaction((tx) => enqueue(tx, [1, 2, 3].map((n) => ({ type, payload: { n } }))));
+    await waitFor(async () => (await rowsOfType(type)).every((r) => r.status === 'done'), 2_000, 'the three jobs to be done');
+    await sleep(200);
+    assert.deepEqual(ran, [1, 2, 3]);
+    assert.equal(counted.claims, 4, `the NOTIFY's claim and one after each job, got ${counted.claims}`);
+    assert.equal(counted.completions, 0, `no completion on its own, got ${counted.completions}`);
+    for (const row of await rowsOfType(type)) assert.deepEqual([row.status, row.lockedBy, row.lockedUntil, row.attempts], ['done', null, null, 1]);
   } finally {
     await stopAll();
   }

@@ -68,23 +68,42 @@ export function enqueueStatement(jobs: EnqueueInput[]): SQL {
  * crashes its process has spent one: a lapsed job whose attempts are spent is never handed out again
  * (a poison job would crash-loop every node); `buryLapsed` ends it dead.
  */
-export async function claim(db: Db, opts: { workerId: string; types: string[]; limit: number; leaseMs: number }): Promise<JobRow[]> {
+export async function claim(db: Db, opts: { workerId: string; types: string[]; limit: number; leaseMs: number; done?: number[] }): Promise<JobRow[]> {
   if (opts.types.length === 0) return [];
   const types = sql.join(opts.types.map((t) => sql`${t}`), sql`, `);
+  const done = opts.done?.length ? doneList(opts.done) : undefined;
+  // The jobs this worker just finished are marked done by the claim itself (a CTE, one round trip and
+  // one commit instead of two), only while it still holds them, as `complete` does; never claimed back.
+  const completing = done ? sql`WITH done AS (${completeStatement(done, opts.workerId)}) ` : sql``;
+  const notDone = done ? sql` AND NOT (id = ANY (${done}::bigint[]))` : sql``;
   // Prepared: a worker claims after every wake-up, and planning this statement cost more than running it.
   const result = await executePrepared(db, sql`
-    UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${opts.workerId},
+    ${completing}UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${opts.workerId},
       locked_until = now() + (${opts.leaseMs}::int * interval '1 millisecond'), updated_at = now()
     WHERE id IN (
       SELECT id FROM jobs
       WHERE type IN (${types})
-        AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND locked_until < now() AND attempts < max_attempts))
+        AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND locked_until < now() AND attempts < max_attempts))${notDone}
       ORDER BY run_at, id
       LIMIT ${opts.limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, type, payload, attempts, max_attempts AS "maxAttempts", run_at AS "runAt"`);
   // A raw query returns the bigint id as a string on node-postgres: the row type promises a number.
   return rowsOf<JobRow>(result).map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+/** Job ids as one array parameter (a PostgreSQL array literal), so the text is the same for any number of them. */
+const doneList = (ids: number[]): string => `{${ids.map((id) => Math.trunc(id)).join(',')}}`;
+
+const completeStatement = (ids: string, workerId: string): SQL => sql`
+    UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
+    WHERE id = ANY (${ids}::bigint[]) AND locked_by = ${workerId} AND status = 'running'
+    RETURNING id`;
+
+/** Marks finished jobs done in one statement, each only while this worker still holds it (as `complete`). */
+export async function completeMany(db: DbOrTx, jobIds: number[], workerId: string): Promise<number> {
+  if (jobIds.length === 0) return 0;
+  return rowsOf(await executePrepared(db, completeStatement(doneList(jobIds), workerId))).length;
 }
 
 /** Marks the job done, only while this worker still holds it (a lapsed lease may have moved it on). */

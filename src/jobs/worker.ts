@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { ZodType } from 'zod';
 import type { Database, DbOrTx, Tx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
-import { JOBS_CHANNEL, bury, buryLapsed, claim, complete, fail, purgeDone, takePeriod, type JobRow } from './queue.js';
+import { JOBS_CHANNEL, bury, buryLapsed, claim, completeMany, fail, purgeDone, takePeriod, type JobRow } from './queue.js';
 import { requestIdOf, runWithRequestId } from './request-scope.js';
 import { RetryLater } from './retry-later.js';
 import { within } from '../lib/deadline.js';
@@ -15,7 +15,7 @@ export type JobContext = { jobId: number; attempt: number; maxAttempts: number; 
  * A job type, defined by the module that owns it (`<module>.jobs.ts`). The payload is checked against
  * its schema before the handler runs: a payload that does not fit can never succeed, so the job ends
  * dead at once with an operator alert instead of retrying. A handler must be safe to run twice: a
- * worker may die after the effect and before `complete`; a run that crashed its process counts as an
+ * worker may die after the effect and before the job is marked done; a run that crashed its process counts as an
  * attempt, and a job whose attempts are spent that way ends dead with an operator alert too.
  */
 export type JobDefinition<P = unknown> = {
@@ -95,6 +95,12 @@ export function createWorker(opts: WorkerOptions) {
   const byType = new Map(opts.jobs.map((j) => [j.type, j]));
   const types = [...byType.keys()];
   const running = new Set<Promise<void>>();
+  /**
+   * Jobs whose handler succeeded, still `running` in the table: the next claim marks them done (or a
+   * statement of their own when no claim follows). Until then they hold their lease like a running job:
+   * a crash before that statement runs them again, as a crash before `complete` always did.
+   */
+  const finished: number[] = [];
   let stopped = true;
   let pumping: Promise<void> | undefined;
   let ticking: Promise<void> | undefined;
@@ -131,7 +137,7 @@ export function createWorker(opts: WorkerOptions) {
       const timeoutMs = def.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
       const run = def.handle(parsed.data, { jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, workerId });
       const outcome = await within(run, timeoutMs, () => new JobTimedOut(`deadline passed: the job ran longer than ${timeoutMs} ms`));
-      if (outcome !== 'completed') await complete(opts.database.db, job.id, workerId);
+      if (outcome !== 'completed') finished.push(job.id);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const retryInMs = err instanceof RetryLater ? err.retryInMs : undefined;
@@ -175,6 +181,8 @@ export function createWorker(opts: WorkerOptions) {
     }
     pumping = pumpLoop().finally(() => {
       pumping = undefined;
+      // A job that finished as the loop was ending: its completion does not wait for the next wake-up.
+      if (finished.length) void pump();
     });
     return pumping;
   }
@@ -183,20 +191,27 @@ export function createWorker(opts: WorkerOptions) {
     try {
       do {
         wakeAgain = false;
-        while (!stopped && mayBeDue && running.size < opts.concurrency) {
+        for (;;) {
+          const claiming = !stopped && mayBeDue && running.size < opts.concurrency;
+          if (!claiming) {
+            // Completions are written even when stopping: stop() resolves with its jobs done.
+            if (finished.length === 0) break;
+            await completeMany(opts.database.db, finished.splice(0), workerId);
+            continue;
+          }
           const seen = wakes;
           const limit = opts.concurrency - running.size;
-          const claimed = await claim(opts.database.db, { workerId, types, limit, leaseMs: opts.leaseMs });
+          const claimed = await claim(opts.database.db, { workerId, types, limit, leaseMs: opts.leaseMs, done: finished.splice(0) });
           if (claimed.length < limit && wakes === seen) mayBeDue = false;
           for (const job of claimed) {
             const p: Promise<void> = runJob(job).finally(() => {
               running.delete(p);
-              if (!stopped && mayBeDue) void pump();
+              if ((!stopped && mayBeDue) || finished.length) void pump();
             });
             running.add(p);
           }
         }
-      } while (wakeAgain && !stopped);
+      } while ((wakeAgain && !stopped) || finished.length);
     } catch (err) {
       if (!stopped) opts.logger.warn({ err: (err as Error).message }, 'job claim failed');
     }
@@ -263,6 +278,8 @@ export function createWorker(opts: WorkerOptions) {
       if (timer) clearTimeout(timer);
       await Promise.allSettled([ticking, pumping]);
       await Promise.allSettled([...running]);
+      // The jobs that just ended are marked done before stop() resolves.
+      while (pumping || finished.length) await (pumping ?? pump());
       await unlisten?.();
       unlisten = undefined;
     },

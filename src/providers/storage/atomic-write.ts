@@ -61,9 +61,8 @@ export async function moveFileAtomic(file: string, source: string): Promise<void
     await handle.close();
   }
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
   try {
-    await rename(source, file);
+    await inDirectory(dir, () => rename(source, file));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EXDEV') return copyFileAtomic(file, source);
     throw err;
@@ -73,10 +72,9 @@ export async function moveFileAtomic(file: string, source: string): Promise<void
 
 async function replaceAtomic(file: string, fill: (temp: string) => Promise<void>): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
   const temp = path.join(dir, `${TEMP_PREFIX}${path.basename(file)}-${randomBytes(8).toString('hex')}`);
   try {
-    await fill(temp);
+    await inDirectory(dir, () => fill(temp));
     await rename(temp, file);
   } catch (err) {
     await rm(temp, { force: true });
@@ -85,7 +83,63 @@ async function replaceAtomic(file: string, fill: (temp: string) => Promise<void>
   await syncDirectory(dir);
 }
 
-async function syncDirectory(dir: string): Promise<void> {
+/**
+ * Directories this process made or found, so a write into one (the outbox, a blob's folder) costs no
+ * mkdir (two system calls when it exists). Bounded: forgetting one costs a mkdir, nothing else.
+ */
+const knownDirectories = new Set<string>();
+const KNOWN_DIRECTORIES_MAX = 1024;
+
+/**
+ * Runs `work` (which creates a file in `dir`) with `dir` made first unless known to exist; a known
+ * directory removed since (ENOENT) is made again and `work` retried once, as a mkdir first would have.
+ */
+async function inDirectory<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  if (knownDirectories.has(dir)) {
+    try {
+      return await work();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      knownDirectories.delete(dir);
+    }
+  }
+  await mkdir(dir, { recursive: true });
+  if (knownDirectories.size >= KNOWN_DIRECTORIES_MAX) knownDirectories.clear();
+  knownDirectories.add(dir);
+  return work();
+}
+
+type DirectorySync = { current: Promise<void>; next?: Promise<void> };
+/** Per directory: the fsync under way, and the one callers who came during it wait for. */
+const directorySyncs = new Map<string, DirectorySync>();
+
+/**
+ * Persists the renames made in `dir` so far. Group commit: a caller that comes while an fsync of
+ * `dir` is under way cannot count on it (it may have begun before the caller's rename), so it waits
+ * for the next one, which begins when that one ends and covers everyone who came meanwhile. Each
+ * caller still resolves only after an fsync that began after its rename; concurrent writes into one
+ * directory (the outbox's invitations) share one instead of paying one each.
+ */
+export function syncDirectory(dir: string): Promise<void> {
+  const entry = directorySyncs.get(dir);
+  if (!entry) return startDirectorySync(dir);
+  return (entry.next ??= entry.current.then(
+    () => startDirectorySync(dir),
+    () => startDirectorySync(dir),
+  ));
+}
+
+function startDirectorySync(dir: string): Promise<void> {
+  const entry: DirectorySync = { current: fsyncDirectory(dir) };
+  directorySyncs.set(dir, entry);
+  entry.current = entry.current.finally(() => {
+    // With callers waiting (entry.next), the next fsync replaces this entry when it starts.
+    if (!entry.next && directorySyncs.get(dir) === entry) directorySyncs.delete(dir);
+  });
+  return entry.current;
+}
+
+async function fsyncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
