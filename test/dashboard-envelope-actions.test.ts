@@ -1,3 +1,4 @@
+// test-lane: once (dashboard pages over services whose SQL runs on both stores in their modules' own files)
 /**
  * The sender's actions on an envelope's dashboard page, through app.inject with a real session: resend,
  * cancel and reissue a link (each behind its confirmation page, CSRF-checked, followed by a notice),

@@ -1,3 +1,4 @@
+// test-lane: once (dashboard pages over services whose SQL runs on both stores in their modules' own files)
 /**
  * Issue 35.6, the first call from the dashboard: the snippet exactly as a page shows it (entities
  * decoded) runs in bash against the listening app and creates a test envelope from the sample NDA

@@ -1,3 +1,4 @@
+// test-lane: once (dashboard pages over services whose SQL runs on both stores in their modules' own files)
 /**
  * The dashboard's settings page through app.inject with a real session: it renders the account's
  * settings (the built-in consent text as placeholder), saves them through the form with its CSRF

@@ -1,3 +1,4 @@
+// test-lane: once (dashboard pages over services whose SQL runs on both stores in their modules' own files)
 /**
  * The dashboard's actions on webhooks and keys through app.inject with a real session and CSRF token:
  * create (the secret shown once), edit, delete, send a test event, redeliver; the live/test switch with

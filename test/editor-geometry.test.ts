@@ -1,3 +1,4 @@
+// test-lane: once (the editor's browser geometry module; opens no database)
 // The field editor's geometry (src/web/editor/assets/geometry.js): DOM-free, run as the browser runs it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

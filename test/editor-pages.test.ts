@@ -1,3 +1,4 @@
+// test-lane: once (the editor's pages; the editing routes' SQL runs on both stores in field-patch and envelopes)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createTestApp, type TestApp } from './harness.js';

@@ -1,3 +1,4 @@
+// test-lane: once (rendering and sending the emails; the jobs behind them run on both stores in jobs and signing-flow)
 /**
  * The emails: every template rendered once (both parts, the link in both, values escaped in HTML, test
  * sends marked), then an invitation and a completion notice through a real SMTP server, and a job

@@ -1,3 +1,4 @@
+// test-lane: once (the error envelope and codes; the routes' SQL runs on both stores in their own files)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_CODES } from '../src/errors.js';

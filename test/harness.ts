@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createContainer, type Container, type ContainerOverrides } from '../src/container.js';
-import { dumpPgliteImage, openDatabase, type Database } from '../src/db/client.js';
+import { dumpPgliteImage, openDatabase, type Database, type DatabaseOptions } from '../src/db/client.js';
 import type { DocumensoStandin } from './fixtures/documenso-standin.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789abcdef';
@@ -36,7 +36,10 @@ export type TestAppOptions = {
 };
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+/** Bump when dumpPgliteImage makes a different image from the same migrations. */
+const IMAGE_FORMAT = '2: 1 MiB WAL segments, no template databases';
 let pgliteImage: Promise<Blob> | undefined;
+let pgliteRuntime: Promise<NonNullable<DatabaseOptions['pglite']>> | undefined;
 
 /**
  * A migrated PGlite data directory, made once per set of migrations and PGlite version and kept in the
@@ -46,7 +49,7 @@ let pgliteImage: Promise<Blob> | undefined;
 export function testPgliteImage(): Promise<Blob> {
   pgliteImage ??= (async () => {
     const hash = createHash('sha256');
-    hash.update(JSON.parse(readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version);
+    hash.update(IMAGE_FORMAT).update(JSON.parse(readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version);
     const migrations = path.join(ROOT, 'src/db/migrations');
     for (const f of readdirSync(migrations, { recursive: true, encoding: 'utf8' }).sort()) {
       const file = path.join(migrations, f);
@@ -69,10 +72,29 @@ export async function seedPgliteDataDir(dataDir: string): Promise<void> {
   await database.close();
 }
 
+/**
+ * What every in-memory test database shares within a process: PGlite's WASM compiled once (each
+ * PGlite.create compiles its 9 MB again otherwise), its file bundle read once, and 8 MB of shared
+ * buffers instead of 128 MB, which postgres zeroes at every start and a test's few rows never fill.
+ * Together with the smaller image, a test database starts in about 0.75 s of CPU instead of 2.2 s.
+ */
+function testPgliteRuntime(): Promise<NonNullable<DatabaseOptions['pglite']>> {
+  pgliteRuntime ??= (async () => {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const dist = path.join(ROOT, 'node_modules/@electric-sql/pglite/dist');
+    return {
+      pgliteWasmModule: await WebAssembly.compile(readFileSync(path.join(dist, 'pglite.wasm'))),
+      fsBundle: new Blob([readFileSync(path.join(dist, 'pglite.data'))]),
+      startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=8MB'],
+    };
+  })();
+  return pgliteRuntime;
+}
+
 /** A fresh database for one test app: in-memory PGlite, or a new schema when DATABASE_URL is set. */
 export async function openTestDatabase(dataDir: string): Promise<Database> {
   const url = process.env.DATABASE_URL;
-  if (!url) return openDatabase({ dataDir: 'memory://', pgliteImage: await testPgliteImage() });
+  if (!url) return openDatabase({ dataDir: 'memory://', pgliteImage: await testPgliteImage(), pglite: await testPgliteRuntime() });
   return openDatabase({ databaseUrl: url, dataDir, poolSize: 20, schemaName: `t_${randomBytes(6).toString('hex')}` });
 }
 

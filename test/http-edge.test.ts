@@ -1,3 +1,4 @@
+// test-lane: once (HTTP headers, limits and parsing at the edge; nothing store-specific)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';

@@ -1,3 +1,4 @@
+// test-lane: once (which language a page speaks; the signing routes' SQL runs on both stores in signing-flow)
 /**
  * The signing page speaks the recipient's language: the route picks it (the recipient's locale, else
  * the account's default, else Accept-Language, else English; a bad link's page too), the shell is

@@ -1,3 +1,4 @@
+// test-lane: once (which language the verification pages speak; their lookups run on both stores in document-verify)
 /**
  * The public verification pages in the visitor's language (issue 37, item 6): /verify/<token> and
  * /verify-document in German and Arabic by Accept-Language and ?lang=, right to left for Arabic, the

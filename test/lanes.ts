@@ -5,8 +5,12 @@
  *
  *   // test-lane: once (browser pages; the routes behind them run on both stores in their own files)
  *
- * Running on both is the default so that a new test of SQL, locks or the pool cannot skip PostgreSQL by
- * accident; test/lanes.test.ts checks the markers.
+ * The rule: a file whose result can depend on SQL behaviour (transactions, locks, the queue, the pool,
+ * idempotency, money, paging and sorting, stored types, each module's own routes) runs on both; a file
+ * that tests what sits over those routes (pages, languages, the OpenAPI document and client, errors and
+ * HTTP edges, MCP tools, email rendering) or opens no database runs once, its marker naming where the
+ * SQL it reaches runs on both. Running on both is the default so that a new test of SQL, locks or the
+ * pool cannot skip PostgreSQL by accident; test/lanes.test.ts checks the markers.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';

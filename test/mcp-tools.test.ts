@@ -1,3 +1,4 @@
+// test-lane: once (MCP tools over the services whose SQL runs on both stores in mcp and the modules' own files)
 /**
  * The MCP tools over templates, verifications, webhooks and the account, called with the SDK's own
  * Client over HTTP against a listening app; and the discovery documents that name them

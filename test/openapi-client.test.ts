@@ -1,3 +1,4 @@
+// test-lane: once (the generated client's types against the served document; nothing store-specific)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// test-lane: once (the OpenAPI document's shape; nothing store-specific)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
