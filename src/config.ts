@@ -40,6 +40,7 @@ const ZEnv = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   EMBEDDED_DB: optional(z.enum(['pglite', 'postgres'])).default('pglite'),
+  PGLITE_SHARED_BUFFERS_MB: int(1, 4096).default(16),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   SIGNING_LINK_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
@@ -141,6 +142,8 @@ export type Config = Readonly<{
   databaseTimeouts: Readonly<{ acquireMs: number; statementMs: number; idleInTransactionMs: number }>;
   /** The store without DATABASE_URL: PGlite in DATA_DIR/pglite, or a PostgreSQL server of our own in DATA_DIR/pg. */
   embeddedDb: 'pglite' | 'postgres';
+  /** PGlite's page cache, resident from its start (docs/operating.md: Memory). */
+  pgliteSharedBuffersMb: number;
   opsToken: string;
   jwtSecret: string;
   /** Key of recipients' signing tokens; separate from jwtSecret so one leak does not forge the other. */
@@ -330,6 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseTimeouts: Object.freeze({ acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS, statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS }),
     embeddedDb: e.EMBEDDED_DB,
+    pgliteSharedBuffersMb: e.PGLITE_SHARED_BUFFERS_MB,
     opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN', kept),
     jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET', kept),
     signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET', kept),

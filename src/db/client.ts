@@ -56,6 +56,8 @@ export type DatabaseOptions = {
   schemaName?: string;
   embedded?: 'pglite' | 'postgres';
   pgliteImage?: Blob;
+  /** PGlite's shared_buffers (MB): its page cache, inside its WebAssembly memory, which it touches whole at start. */
+  pgliteSharedBuffersMb?: number;
   timeouts?: Partial<DatabaseTimeouts>;
 };
 
@@ -66,12 +68,19 @@ export type DatabaseOptions = {
  * whose process stalls gives its locks back.
  */
 export type DatabaseTimeouts = { acquireMs: number; statementMs: number; idleInTransactionMs: number };
+/**
+ * PostgreSQL's default is 128 MB, and PGlite writes its whole buffer pool when it starts, so every
+ * MB is resident from the first second (128 MB: some 120 MiB of an idle server's RSS). The files
+ * stay in the operating system's page cache, so a smaller pool costs a read from that cache, not
+ * from disk (docs/operating.md: Memory).
+ */
+export const DEFAULT_PGLITE_SHARED_BUFFERS_MB = 16;
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 60_000, idleInTransactionMs: 60_000 };
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const timeouts = { ...DEFAULT_DATABASE_TIMEOUTS, ...opts.timeouts };
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, timeouts, opts.schemaName);
-  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, opts.pgliteImage);
+  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, opts.pgliteImage, opts.pgliteSharedBuffersMb ?? DEFAULT_PGLITE_SHARED_BUFFERS_MB);
 }
 
 /** A PostgreSQL server of our own in DATA_DIR/pg, used through the same path as DATABASE_URL. */
@@ -142,14 +151,15 @@ export async function dumpPgliteImage(): Promise<Blob> {
   }
 }
 
-async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
+async function openPglite(dataDir: string, image: Blob | undefined, sharedBuffersMb: number): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   // `memory://` keeps the whole database in memory (tests); anything else is a directory under DATA_DIR.
   const dir = dataDir.startsWith('memory://') ? dataDir : path.join(dataDir, 'pglite');
   const fresh = dir.startsWith('memory://') || !existsSync(path.join(dir, 'PG_VERSION'));
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create(dir, image && fresh ? { loadDataDir: image } : {});
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`];
+  const client = await PGlite.create(dir, { startParams, ...(image && fresh ? { loadDataDir: image } : {}) });
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',
