@@ -3,7 +3,6 @@ import { loadConfig, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { createSecretFingerprintsRepo } from './modules/ops/secret-fingerprints.repo.js';
 import { checkSharedSecrets } from './modules/ops/shared-secrets.js';
-import { warmPdfWorkers } from './pdf/prepare.js';
 
 type Stoppable = { stop(): Promise<void> };
 
@@ -85,8 +84,9 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   await migrateAndCheck(container);
   const app = await buildApp(container);
   await app.listen({ port: config.port, host: config.host });
-  // The API takes uploads: one parsing worker is loaded now and kept (README: memory), not on an upload.
-  warmPdfWorkers({ maxMemoryMb: config.pdfParseMaxMemoryMb });
+  // No PDF parsing worker is loaded here: the first upload starts one, which ends after 30 s without
+  // uploads. Kept warm it held 20-40 MiB for ever; its start costs the first upload of a spell some
+  // 100-300 ms (docs/operating.md: Memory).
   if (config.workerEnabled) await container.worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

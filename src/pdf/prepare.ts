@@ -50,15 +50,6 @@ function poolFor(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): Sandbox
   return pool;
 }
 
-/**
- * Starts one parsing worker now and keeps it however long it is idle (`signet serve`, which takes
- * uploads): no upload then waits for the parser to load, nor makes the server load it again after a
- * quiet spell (see SandboxPool.keepWarm). Give the options prepareDocument will be given.
- */
-export function warmPdfWorkers(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): void {
-  poolFor(opts).keepWarm(1);
-}
-
 /** Ends the parsing workers (graceful shutdown; tests). */
 export async function closePdfWorkers(): Promise<void> {
   const all = [...pools.values()];
