@@ -52,7 +52,7 @@ test('serve starts no parsing worker; the first upload starts one and is created
     const res = await fetch(`${base}/v1/envelopes`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': randomUUID(), 'content-type': mp.contentType },
-      body: mp.body,
+      body: new Uint8Array(mp.body),
     });
     assert.equal(res.status, 201, await res.clone().text());
     assert.ok(((await res.json()) as { envelopeId?: string }).envelopeId);
