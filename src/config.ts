@@ -90,6 +90,7 @@ const ZEnv = z.object({
   SIGNING_CERT_ALLOW_SELF_SIGNED: bool.default(false),
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
+  PDF_PARSE_WARM_WORKERS: int(0, 4).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: ZTrustProxy,
   PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
@@ -189,6 +190,8 @@ export type Config = Readonly<{
   signingCertAllowSelfSigned: boolean;
   pdfParseTimeoutMs: number;
   pdfParseMaxMemoryMb: number;
+  /** Parsing workers `serve` starts at boot and keeps however long they are idle (0: the first upload starts one). */
+  pdfParseWarmWorkers: number;
   logLevel: string;
   trustProxy: TrustProxy;
   /** The product id that POST /v1/account/products/{product}/enable accepts. */
@@ -370,6 +373,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingCertAllowSelfSigned: allowSelfSigned,
     pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,
+    pdfParseWarmWorkers: e.PDF_PARSE_WARM_WORKERS,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     productId: e.PRODUCT_ID,

@@ -3,6 +3,7 @@ import { loadConfig, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { createSecretFingerprintsRepo } from './modules/ops/secret-fingerprints.repo.js';
 import { checkSharedSecrets } from './modules/ops/shared-secrets.js';
+import { warmPdfWorkers } from './pdf/prepare.js';
 
 type Stoppable = { stop(): Promise<void> };
 
@@ -84,9 +85,10 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   await migrateAndCheck(container);
   const app = await buildApp(container);
   await app.listen({ port: config.port, host: config.host });
-  // No PDF parsing worker is loaded here: the first upload starts one, which ends after 30 s without
-  // uploads. Kept warm it held 20-40 MiB for ever; its start costs the first upload of a spell some
-  // 100-300 ms (docs/operating.md: Memory).
+  // By default no PDF parsing worker is loaded here: the first upload starts one, which ends after 30 s
+  // without uploads. Kept warm one holds some 29 MiB for ever; its start costs the first upload of a
+  // spell the better part of a second and as much memory (docs/operating.md: Memory).
+  if (config.pdfParseWarmWorkers > 0) warmPdfWorkers({ maxMemoryMb: config.pdfParseMaxMemoryMb }, config.pdfParseWarmWorkers);
   if (config.workerEnabled) await container.worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -50,6 +50,15 @@ function poolFor(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): Sandbox
   return pool;
 }
 
+/**
+ * Starts `count` parsing workers now and keeps them however long they are idle (PDF_PARSE_WARM_WORKERS):
+ * no upload then waits for the parser to load, at some 29 MiB of RSS each held for ever (see
+ * SandboxPool.keepWarm). Give the options prepareDocument will be given.
+ */
+export function warmPdfWorkers(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>, count: number): void {
+  poolFor(opts).keepWarm(count);
+}
+
 /** Ends the parsing workers (graceful shutdown; tests). */
 export async function closePdfWorkers(): Promise<void> {
   const all = [...pools.values()];
