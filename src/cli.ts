@@ -90,8 +90,15 @@ const server = () => {
 /** V8's semi-space bound for `serve`, `worker` and `migrate` (MiB each; the young generation is two of them). */
 export const SEMI_SPACE_MB = 16;
 
-/** glibc's malloc arenas for a server process (its default is 8 per core, each holding freed memory apart). */
-export const MALLOC_ARENAS = 2;
+/**
+ * glibc's malloc settings for a server process, each set unless the operator set it: 2 arenas (its
+ * default is 8 per core, each holding freed memory apart), and a fixed 128 KiB threshold above which a
+ * block is its own mapping, returned to the system when freed. glibc's default raises that threshold
+ * up to 32 MiB as big blocks are freed, after which big blocks come from the heap, which gives back
+ * only its top: what WebAssembly compilation and PGlite's start allocate and free (tens of MiB) then
+ * stayed resident (docs/operating.md: Memory).
+ */
+export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
 
 /**
  * Node.js 24 sizes V8's young generation from the machine's memory: up to 64 MiB semi-spaces, which a
@@ -99,19 +106,18 @@ export const MALLOC_ARENAS = 2;
  * alone). Node 20 used 16 MiB. The flag must be set when the process starts, so a server process
  * started without one replaces itself (execve: same pid, same stdio, nothing left behind) with
  * `node --max-semi-space-size=16 <same arguments>`, before any module of the server loads, and with
- * MALLOC_ARENA_MAX=2 unless set (glibc reads it at start; some 25 MiB less at idle). An operator's own
- * `--max-semi-space-size` (on node's command line or in NODE_OPTIONS) and MALLOC_ARENA_MAX are kept as
- * given; with both set nothing is replaced (docs/operating.md: Memory).
+ * MALLOC_ENV's variables where unset (glibc reads them at start). An operator's own
+ * `--max-semi-space-size` (on node's command line or in NODE_OPTIONS) and malloc variables are kept as
+ * given; with all set nothing is replaced (docs/operating.md: Memory).
  */
 function boundYoungGeneration(): void {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   const semiSpaceSet = flags.some((f) => /^--max[-_]semi[-_]space[-_]size\b/.test(f));
-  const arenasSet = process.env.MALLOC_ARENA_MAX !== undefined;
-  const setArenas = !arenasSet && process.platform === 'linux';
+  const mallocUnset = process.platform === 'linux' ? Object.entries(MALLOC_ENV).filter(([k]) => process.env[k] === undefined) : [];
   // Windows has no execve: the server runs with Node's defaults there.
-  if ((semiSpaceSet && !setArenas) || typeof process.execve !== 'function') return;
+  if ((semiSpaceSet && mallocUnset.length === 0) || typeof process.execve !== 'function') return;
   const node = semiSpaceSet ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
-  const env = setArenas ? { ...process.env, MALLOC_ARENA_MAX: String(MALLOC_ARENAS) } : process.env;
+  const env = mallocUnset.length ? { ...process.env, ...Object.fromEntries(mallocUnset) } : process.env;
   process.execve(process.execPath, [process.execPath, ...node, ...process.execArgv, ...process.argv.slice(1)], env);
 }
 

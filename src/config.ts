@@ -40,6 +40,7 @@ const ZEnv = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   EMBEDDED_DB: optional(z.enum(['pglite', 'postgres'])).default('pglite'),
+  PGLITE_SHARED_BUFFERS_MB: int(1, 4096).default(16),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   SIGNING_LINK_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
@@ -89,6 +90,7 @@ const ZEnv = z.object({
   SIGNING_CERT_ALLOW_SELF_SIGNED: bool.default(false),
   PDF_PARSE_TIMEOUT_MS: int(100, 600_000).default(20_000),
   PDF_PARSE_MAX_MEMORY_MB: int(32, 16_384).default(512),
+  PDF_PARSE_WARM_WORKERS: int(0, 4).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: ZTrustProxy,
   PRODUCT_ID: optional(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')).default('service_id'),
@@ -141,6 +143,8 @@ export type Config = Readonly<{
   databaseTimeouts: Readonly<{ acquireMs: number; statementMs: number; idleInTransactionMs: number }>;
   /** The store without DATABASE_URL: PGlite in DATA_DIR/pglite, or a PostgreSQL server of our own in DATA_DIR/pg. */
   embeddedDb: 'pglite' | 'postgres';
+  /** PGlite's page cache, resident from its start (docs/operating.md: Memory). */
+  pgliteSharedBuffersMb: number;
   opsToken: string;
   jwtSecret: string;
   /** Key of recipients' signing tokens; separate from jwtSecret so one leak does not forge the other. */
@@ -186,6 +190,8 @@ export type Config = Readonly<{
   signingCertAllowSelfSigned: boolean;
   pdfParseTimeoutMs: number;
   pdfParseMaxMemoryMb: number;
+  /** Parsing workers `serve` starts at boot and keeps however long they are idle (0: the first upload starts one). */
+  pdfParseWarmWorkers: number;
   logLevel: string;
   trustProxy: TrustProxy;
   /** The product id that POST /v1/account/products/{product}/enable accepts. */
@@ -330,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseTimeouts: Object.freeze({ acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS, statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS }),
     embeddedDb: e.EMBEDDED_DB,
+    pgliteSharedBuffersMb: e.PGLITE_SHARED_BUFFERS_MB,
     opsToken: secretFromDataDir(dataDir, 'ops-token', e.OPS_TOKEN, generated, 'OPS_TOKEN', kept),
     jwtSecret: secretFromDataDir(dataDir, 'jwt-secret', e.JWT_SECRET, generated, 'JWT_SECRET', kept),
     signingLinkSecret: secretFromDataDir(dataDir, 'signing-link-secret', e.SIGNING_LINK_SECRET, generated, 'SIGNING_LINK_SECRET', kept),
@@ -366,6 +373,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingCertAllowSelfSigned: allowSelfSigned,
     pdfParseTimeoutMs: e.PDF_PARSE_TIMEOUT_MS,
     pdfParseMaxMemoryMb: e.PDF_PARSE_MAX_MEMORY_MB,
+    pdfParseWarmWorkers: e.PDF_PARSE_WARM_WORKERS,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     productId: e.PRODUCT_ID,

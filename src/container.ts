@@ -105,7 +105,7 @@ export type ContainerOverrides = {
 /** The composition root: the only place that knows every concrete implementation. */
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
-  const database = overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb, timeouts: config.databaseTimeouts }));
+  const database = overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb, pgliteSharedBuffersMb: config.pgliteSharedBuffersMb, timeouts: config.databaseTimeouts }));
   const { db } = database;
   const clock = overrides.clock ?? (() => new Date());
   const metrics = createMetrics({ database }); // GET /metrics: this container's own registry

@@ -85,8 +85,10 @@ export async function serve(config: Config = loadConfig()): Promise<Stoppable> {
   await migrateAndCheck(container);
   const app = await buildApp(container);
   await app.listen({ port: config.port, host: config.host });
-  // The API takes uploads: one parsing worker is loaded now and kept (README: memory), not on an upload.
-  warmPdfWorkers({ maxMemoryMb: config.pdfParseMaxMemoryMb });
+  // By default no PDF parsing worker is loaded here: the first upload starts one, which ends after 30 s
+  // without uploads. Kept warm one holds some 29 MiB for ever; its start costs the first upload of a
+  // spell the better part of a second and as much memory (docs/operating.md: Memory).
+  if (config.pdfParseWarmWorkers > 0) warmPdfWorkers({ maxMemoryMb: config.pdfParseMaxMemoryMb }, config.pdfParseWarmWorkers);
   if (config.workerEnabled) await container.worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

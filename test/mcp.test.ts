@@ -479,7 +479,7 @@ describe('the tool runner (real database and idempotency core, the SDK in memory
     const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
     const endpoint = createMcpEndpoint({ db: t.container.db, idempotency: t.container.idempotency, tools: [tool], version: 'test', inlineMaxBytes: 1024 });
     const ctx = { actor: { customerId: t.customer.id, mode: 'live' as const, via: 'api_key' as const, keyId: null }, requestId: 'req-runner', ip: '127.0.0.1', testModeHeader: false };
-    const server = endpoint.server({ ctx, onReceipt: () => undefined, log });
+    const server = await endpoint.server({ ctx, onReceipt: () => undefined, log });
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'runner', version: '1' });
     await Promise.all([server.connect(a), client.connect(b)]);

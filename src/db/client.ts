@@ -49,8 +49,7 @@ const LISTEN_RETRY_MS = { first: 100, max: 30_000 };
  * `embedded` picks the store used when there is no databaseUrl: PGlite (default) or embedded PostgreSQL.
  * `pgliteImage` starts a new PGlite database from a data directory dumped by `dumpPgliteImage` instead
  * of running initdb (about 3 s of WASM work); it is ignored when the directory already holds a database.
- * `pglite` passes further options to PGlite.create: tests reuse one compiled WASM module per process and
- * start with small shared buffers, which PGlite would otherwise zero (128 MB) for every database.
+ * `pglite` passes further options to PGlite.create: tests reuse one compiled WASM module per process.
  */
 export type DatabaseOptions = {
   databaseUrl?: string;
@@ -59,7 +58,9 @@ export type DatabaseOptions = {
   schemaName?: string;
   embedded?: 'pglite' | 'postgres';
   pgliteImage?: Blob;
-  pglite?: Pick<PGliteOptions, 'pgliteWasmModule' | 'fsBundle' | 'startParams'>;
+  pglite?: Pick<PGliteOptions, 'pgliteWasmModule' | 'fsBundle'>;
+  /** PGlite's shared_buffers (MB): its page cache, inside its WebAssembly memory, which it touches whole at start. */
+  pgliteSharedBuffersMb?: number;
   timeouts?: Partial<DatabaseTimeouts>;
 };
 
@@ -70,12 +71,19 @@ export type DatabaseOptions = {
  * whose process stalls gives its locks back.
  */
 export type DatabaseTimeouts = { acquireMs: number; statementMs: number; idleInTransactionMs: number };
+/**
+ * PostgreSQL's default is 128 MB, and PGlite writes its whole buffer pool when it starts, so every
+ * MB is resident from the first second (128 MB: some 120 MiB of an idle server's RSS). The files
+ * stay in the operating system's page cache, so a smaller pool costs a read from that cache, not
+ * from disk (docs/operating.md: Memory).
+ */
+export const DEFAULT_PGLITE_SHARED_BUFFERS_MB = 16;
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 60_000, idleInTransactionMs: 60_000 };
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const timeouts = { ...DEFAULT_DATABASE_TIMEOUTS, ...opts.timeouts };
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, timeouts, opts.schemaName);
-  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, opts.pgliteImage, opts.pglite);
+  return opts.embedded === 'postgres' ? openEmbeddedPostgres(opts.dataDir, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, opts.pgliteImage, opts.pgliteSharedBuffersMb ?? DEFAULT_PGLITE_SHARED_BUFFERS_MB, opts.pglite);
 }
 
 /** A PostgreSQL server of our own in DATA_DIR/pg, used through the same path as DATABASE_URL. */
@@ -155,14 +163,15 @@ export async function dumpPgliteImage(): Promise<Blob> {
   }
 }
 
-async function openPglite(dataDir: string, image?: Blob, options: DatabaseOptions['pglite'] = {}): Promise<Database> {
+async function openPglite(dataDir: string, image: Blob | undefined, sharedBuffersMb: number, options: DatabaseOptions['pglite'] = {}): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   // `memory://` keeps the whole database in memory (tests); anything else is a directory under DATA_DIR.
   const dir = dataDir.startsWith('memory://') ? dataDir : path.join(dataDir, 'pglite');
   const fresh = dir.startsWith('memory://') || !existsSync(path.join(dir, 'PG_VERSION'));
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create(dir, image && fresh ? { ...options, loadDataDir: image } : options);
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`];
+  const client = await PGlite.create(dir, { ...options, startParams, ...(image && fresh ? { loadDataDir: image } : {}) });
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',

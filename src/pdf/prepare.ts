@@ -51,12 +51,12 @@ function poolFor(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): Sandbox
 }
 
 /**
- * Starts one parsing worker now and keeps it however long it is idle (`signet serve`, which takes
- * uploads): no upload then waits for the parser to load, nor makes the server load it again after a
- * quiet spell (see SandboxPool.keepWarm). Give the options prepareDocument will be given.
+ * Starts `count` parsing workers now and keeps them however long they are idle (PDF_PARSE_WARM_WORKERS):
+ * no upload then waits for the parser to load, at some 29 MiB of RSS each held for ever (see
+ * SandboxPool.keepWarm). Give the options prepareDocument will be given.
  */
-export function warmPdfWorkers(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>): void {
-  poolFor(opts).keepWarm(1);
+export function warmPdfWorkers(opts: Pick<PrepareOptions, 'maxMemoryMb' | 'workers'>, count: number): void {
+  poolFor(opts).keepWarm(count);
 }
 
 /** Ends the parsing workers (graceful shutdown; tests). */

@@ -1,6 +1,6 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RequestContext } from '../../context.js';
 import type { Db } from '../../db/client.js';
@@ -161,15 +161,25 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
     }
   }
 
-  // The SDK builds an Ajv instance per server unless given one; a server is made per request, so one
-  // validator (and its compiled schemas) serves them all.
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  // The SDK loads on the first POST /mcp, not at start: most installations never take one, and its
+  // modules (with Ajv) held some 7 MiB of heap at idle (issue 38). The SDK builds an Ajv instance per
+  // server unless given one; a server is made per request, so one validator (and its compiled schemas)
+  // serves them all.
+  let loading: ReturnType<typeof loadSdk> | undefined;
+  const sdk = () => (loading ??= loadSdk());
 
   return {
     tool: (name: string): ToolDefinition | undefined => registered.get(name)?.tool,
 
+    /** The transport of one stateless request: JSON answers, no session. */
+    async transport(): Promise<StreamableHTTPServerTransport> {
+      const { StreamableHTTPServerTransport } = await sdk();
+      return new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    },
+
     /** A fresh server for one request (stateless: nothing is shared between requests but the tool table). */
-    server(call: McpCall): McpServer {
+    async server(call: McpCall): Promise<McpServer> {
+      const { McpServer, ListToolsRequestSchema, jsonSchemaValidator } = await sdk();
       const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
       const inline = inlineBudget(deps.inlineMaxBytes);
       for (const r of registered.values()) {
@@ -186,3 +196,13 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
 }
 
 export type McpEndpoint = ReturnType<typeof createMcpEndpoint>;
+
+async function loadSdk() {
+  const [{ McpServer }, { StreamableHTTPServerTransport }, { ListToolsRequestSchema }, { AjvJsonSchemaValidator }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/sdk/validation/ajv'),
+  ]);
+  return { McpServer, StreamableHTTPServerTransport, ListToolsRequestSchema, jsonSchemaValidator: new AjvJsonSchemaValidator() };
+}

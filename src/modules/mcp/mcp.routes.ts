@@ -1,4 +1,3 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../../context.js';
 import { AppError } from '../../errors.js';
@@ -107,9 +106,9 @@ export function mcpRoutes(deps: McpRouteDeps) {
         const raw = reply.raw;
         for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
         raw.setHeader('x-request-id', request.id);
-        let server: ReturnType<McpEndpoint['server']> | undefined;
+        let server: Awaited<ReturnType<McpEndpoint['server']>> | undefined;
         try {
-          server = deps.endpoint.server({
+          server = await deps.endpoint.server({
             ctx,
             payment,
             // The receipt of a settled payment: the transport has not written the answer yet (it waits for every response).
@@ -118,7 +117,7 @@ export function mcpRoutes(deps: McpRouteDeps) {
             },
             log: request.log,
           });
-          const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+          const transport = await deps.endpoint.transport();
           await server.connect(transport);
           await transport.handleRequest(request.raw, raw, request.body);
         } catch (err) {

@@ -1,4 +1,4 @@
-import nodemailer, { type NodemailerError } from 'nodemailer';
+import type { NodemailerError, Transporter } from 'nodemailer';
 import { EmailDeliveryError, toMailOptions, type EmailProvider } from './email-provider.js';
 
 /**
@@ -7,12 +7,14 @@ import { EmailDeliveryError, toMailOptions, type EmailProvider } from './email-p
  * nodemailer's URL options (e.g. `?maxConnections=3`) apply.
  */
 export function createSmtpEmail(smtpUrl: string, from: string): EmailProvider {
-  const transport = nodemailer.createTransport({ url: smtpUrl, pool: true });
+  // Loaded with the first message (as the outbox provider does): one module graph less at start.
+  let transport: Promise<Transporter> | undefined;
+  const pool = () => (transport ??= import('nodemailer').then((m) => m.default.createTransport({ url: smtpUrl, pool: true })));
 
   return {
     async send(msg) {
       try {
-        const info = await transport.sendMail(toMailOptions(msg, from));
+        const info = await (await pool()).sendMail(toMailOptions(msg, from));
         return { messageId: info.messageId };
       } catch (err) {
         const e = err as NodemailerError;
@@ -21,7 +23,7 @@ export function createSmtpEmail(smtpUrl: string, from: string): EmailProvider {
       }
     },
     async close() {
-      transport.close();
+      (await transport)?.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 type Logger = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 
@@ -47,6 +47,8 @@ export type SharedRedis = {
 
 /** Connects (a Redis that is down at start does not stop the start) and returns the counters' gate. */
 export async function openRedis(opts: { url: string; keyPrefix: string; log: Logger; observer?: RedisObserver }): Promise<SharedRedis> {
+  // Loaded here, with REDIS_URL only: a node without it does not hold ioredis (issue 38, memory).
+  const { Redis } = await import('ioredis');
   const client = new Redis(opts.url, {
     keyPrefix: opts.keyPrefix,
     lazyConnect: true,
