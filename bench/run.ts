@@ -263,7 +263,7 @@ async function main(): Promise<void> {
       process.stderr.write(`  upload RSS: ${(big.length / 1e6).toFixed(1)} MB PDF to signet serve on ${DB_LABEL[kind]}\n`);
       const u = await measureUploadRss(kind, databaseUrl, big);
       const above = ((u.peakKb - u.idleKb) * 1024) / big.length;
-      uploads.set(kind, { ratio: above, line: `  ${DB_LABEL[kind].padEnd(10)} idle ${(u.idleKb / 1024).toFixed(1)} MiB, peak ${(u.peakKb / 1024).toFixed(1)} MiB: ${above.toFixed(2)}x the file above idle (${u.ms} ms)` });
+      uploads.set(kind, { ratio: above, line: `  ${DB_LABEL[kind].padEnd(10)} idle ${(u.idleKb / 1024).toFixed(1)} MiB, peak ${(u.peakKb / 1024).toFixed(1)} MiB: ${above.toFixed(2)}x the file above idle (${u.ms} ms); the first upload of a quiet spell started the parsing worker: +${(u.workerKb / 1024).toFixed(1)} MiB` });
     }
     process.stderr.write('  PDF pipeline: marker detection and sealing\n');
     pdfRows = formatPdfRows(await benchPdf());
