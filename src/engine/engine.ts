@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { DbOrTx, Tx } from '../db/client.js';
+import type { envelopeRecipients, envelopes } from '../db/schema/index.js';
 import type { FieldType, Placement, PreparedDocument } from '../pdf/types.js';
 import type { PlannedRules } from './field-rules.js';
 
@@ -68,6 +69,9 @@ export type EngineRecipientStatus = {
 export type EngineAttachment = { id: string; fieldId: number; recipientEmail: string; name: string; contentType: string; size: number; sha256: string; uploadedAt: Date };
 
 export type EngineStatus = { status: EnvelopeStatus; completedAt: Date | null; recipients: EngineRecipientStatus[] };
+
+/** The service's stored copy of an envelope (its row and its recipients' by position) with the engine's status, read together. */
+export type CopyWithStatus = { envelope: typeof envelopes.$inferSelect; recipients: (typeof envelopeRecipients.$inferSelect)[]; status: EngineStatus };
 
 export type CreatedDocument = {
   engineEnvelopeId: string;
@@ -185,6 +189,12 @@ export interface SigningEngine {
   expire(tx: DbOrTx, engineEnvelopeId: string): Promise<void>;
   /** Reads only: the pool will do, so a live status read needs no transaction of its own. */
   status(db: DbOrTx, engineEnvelopeId: string): Promise<EngineStatus>;
+  /**
+   * The stored copy of the owner's envelope `envelopeId` and status() of its document, in one read: an
+   * engine whose rows sit beside the copy's (the local one) saves the live status read a round trip.
+   * Undefined when the owner has no such envelope. Absent otherwise: the copy is read, then status().
+   */
+  statusWithCopy?(db: DbOrTx, envelopeId: string, owner: { customerId: string; mode: 'live' | 'test' }): Promise<CopyWithStatus | undefined>;
   /** Reads outside any transaction (the pool): the bytes come from a store, which may be the database itself or remote. */
   signedPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;
   originalPdf(db: DbOrTx, engineEnvelopeId: string): Promise<Uint8Array>;

@@ -24,6 +24,23 @@ export type DocumentStatusRow = {
   recipients: Pick<RecipientRow, 'id' | 'email' | 'role' | 'status' | 'readStatus' | 'sendStatus' | 'viewedAt' | 'signedAt' | 'rejectedAt' | 'rejectionReason' | 'consentedAt' | 'linkSalt' | 'tokenHash'>[];
 };
 
+/** What a status read selects of each recipient: DocumentStatusRow's. */
+export const STATUS_RECIPIENT = {
+  id: engineRecipients.id,
+  email: engineRecipients.email,
+  role: engineRecipients.role,
+  status: engineRecipients.status,
+  readStatus: engineRecipients.readStatus,
+  sendStatus: engineRecipients.sendStatus,
+  viewedAt: engineRecipients.viewedAt,
+  signedAt: engineRecipients.signedAt,
+  rejectedAt: engineRecipients.rejectedAt,
+  rejectionReason: engineRecipients.rejectionReason,
+  consentedAt: engineRecipients.consentedAt,
+  linkSalt: engineRecipients.linkSalt,
+  tokenHash: engineRecipients.tokenHash,
+};
+
 export function createLocalEngineRepo() {
   // Every live status read runs it: prepared once per executor (db/prepared.ts).
   const documentStatusStmt = preparedPer((db) =>
@@ -31,21 +48,7 @@ export function createLocalEngineRepo() {
       .select({
         status: engineDocuments.status,
         completedAt: engineDocuments.completedAt,
-        recipient: {
-          id: engineRecipients.id,
-          email: engineRecipients.email,
-          role: engineRecipients.role,
-          status: engineRecipients.status,
-          readStatus: engineRecipients.readStatus,
-          sendStatus: engineRecipients.sendStatus,
-          viewedAt: engineRecipients.viewedAt,
-          signedAt: engineRecipients.signedAt,
-          rejectedAt: engineRecipients.rejectedAt,
-          rejectionReason: engineRecipients.rejectionReason,
-          consentedAt: engineRecipients.consentedAt,
-          linkSalt: engineRecipients.linkSalt,
-          tokenHash: engineRecipients.tokenHash,
-        },
+        recipient: STATUS_RECIPIENT,
       })
       .from(engineDocuments)
       .leftJoin(engineRecipients, eq(engineRecipients.documentId, engineDocuments.id))

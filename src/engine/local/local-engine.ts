@@ -6,7 +6,8 @@ import { enqueue, enqueueStatement } from '../../jobs/queue.js';
 import { putContent, type BlobStorage } from '../../providers/storage/index.js';
 import type { CreateDocumentInput, CreatedDocument, EngineFieldInput, EngineMeta, EngineStatus, EnvelopeStatus, SigningEngine, StagedDocument } from '../engine.js';
 import { resolveRules } from '../field-rules.js';
-import type { LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
+import { copyWithDocument } from './copy-status.repo.js';
+import type { DocumentStatusRow, LocalEngineRepo, RecipientRow } from './local-engine.repo.js';
 import { actionOf, type Notifier } from './notifications.js';
 import type { TokenDeriver } from './tokens.js';
 import { currentTurn } from './turns.js';
@@ -74,6 +75,32 @@ export function createLocalEngine(deps: LocalEngineDeps) {
   /** Stores the token hash of a migrated recipient's first new link (see linksOf). */
   async function fillTokenHashes(tx: DbOrTx, rows: Pick<RecipientRow, 'id' | 'linkSalt' | 'tokenHash'>[]): Promise<void> {
     for (const r of rows) if (r.tokenHash === null) await repo.fillTokenHash(tx, r.id, tokens.hash(tokens.token(r.linkSalt)));
+  }
+
+  /** A document's status as read (documentStatus's row), each recipient with its link. */
+  async function statusOf(db: DbOrTx, doc: DocumentStatusRow | undefined): Promise<EngineStatus> {
+    if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
+    const { recipients } = doc;
+    await fillTokenHashes(db, recipients);
+    let status = doc.status as EnvelopeStatus | 'SEALING';
+    if (status === 'SEALING') status = recipients.filter((r) => r.role === 'SIGNER').length > 1 ? 'PARTIALLY_SIGNED' : 'SENT';
+    return {
+      status,
+      completedAt: doc.completedAt,
+      recipients: recipients.map((r) => ({
+        engineRecipientId: String(r.id),
+        email: r.email,
+        status: r.status,
+        readStatus: r.readStatus as 'NOT_OPENED' | 'OPENED',
+        sendStatus: r.sendStatus as 'NOT_SENT' | 'SENT',
+        viewedAt: r.viewedAt,
+        signedAt: r.signedAt,
+        rejectedAt: r.rejectedAt,
+        rejectionReason: r.rejectionReason,
+        consentedAt: r.consentedAt,
+        signingUrl: linkOf(r),
+      })),
+    };
   }
 
   const handovers = createHandoversRepo();
@@ -293,31 +320,16 @@ export function createLocalEngine(deps: LocalEngineDeps) {
 
     /** One statement, which also carries each recipient's link: a status read needs no other. */
     async status(db, engineEnvelopeId): Promise<EngineStatus> {
-      const doc = await repo.documentStatus(db, engineEnvelopeId);
-      if (!doc) throw new AppError('DOCUMENSO_UNAVAILABLE', 'The signing engine has no such document');
-      const { recipients } = doc;
-      await fillTokenHashes(db, recipients);
-      let status = doc.status as EnvelopeStatus | 'SEALING';
-      if (status === 'SEALING') status = recipients.filter((r) => r.role === 'SIGNER').length > 1 ? 'PARTIALLY_SIGNED' : 'SENT';
-      return {
-        status,
-        completedAt: doc.completedAt,
-        recipients: recipients.map((r) => ({
-          engineRecipientId: String(r.id),
-          email: r.email,
-          status: r.status,
-          readStatus: r.readStatus as 'NOT_OPENED' | 'OPENED',
-          sendStatus: r.sendStatus as 'NOT_SENT' | 'SENT',
-          viewedAt: r.viewedAt,
-          signedAt: r.signedAt,
-          rejectedAt: r.rejectedAt,
-          rejectionReason: r.rejectionReason,
-          consentedAt: r.consentedAt,
-          signingUrl: linkOf(r),
-        })),
-      };
+      return statusOf(db, await repo.documentStatus(db, engineEnvelopeId));
     },
 
+    /** The same with the stored copy, in one statement (copy-status.repo.ts). */
+    async statusWithCopy(db, envelopeId, owner) {
+      const read = await copyWithDocument(db, envelopeId, owner);
+      if (!read) return undefined;
+      const { document, ...copy } = read;
+      return { ...copy, status: document === 'incomplete' ? await engine.status(db, copy.envelope.engineEnvelopeId) : await statusOf(db, document) };
+    },
     async signedPdf(db, engineEnvelopeId) {
       const doc = await requireDocument(db, engineEnvelopeId);
       return (doc.signedKey ? await storage.get(doc.signedKey) : undefined) ?? missing('signed');

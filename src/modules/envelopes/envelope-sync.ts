@@ -291,14 +291,15 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
    * The two reads may see different instants: every change commits the engine's rows and the copy
    * together, so a change between them shows as a difference and takes the locked path, where both
    * are read again. Answers the links and the gates the DTO needs, from the engine's status when it
-   * carries the links.
+   * carries the links. `copy.status`: the engine's status when it was read with the copy, in the same
+   * statement (SigningEngine.statusWithCopy); else it is read here.
    */
   async function readInStep(
     db: DbOrTx,
-    copy: { envelope: EnvelopeRow; recipients: StoredRecipientRow[] },
+    copy: { envelope: EnvelopeRow; recipients: StoredRecipientRow[]; status?: EngineStatus },
     lock: (tx: Tx) => Promise<EnvelopeRow>,
   ): Promise<InStep & { links: Map<string, string>; gates: Map<string, RecipientGate> }> {
-    const status = asRecorded(copy.envelope, await engine.status(db, copy.envelope.engineEnvelopeId));
+    const status = asRecorded(copy.envelope, copy.status ?? (await engine.status(db, copy.envelope.engineEnvelopeId)));
     const read = diff(copy.envelope, status, copy.recipients).inStep
       ? { ...copy, status }
       : await db.transaction(async (tx) => {

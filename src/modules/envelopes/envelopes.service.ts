@@ -250,7 +250,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     /** Live status: reads the engine and corrects the stored copy where they differ; no transaction while they agree. */
     async liveStatus(db: DbOrTx, ctx: RequestContext, id: string) {
       const owner = ownerOf(ctx);
-      const copy = UUID.test(id) ? await repo.findWithRecipients(db, id, owner) : undefined;
+      // An engine beside the copy (the local one) reads both in one statement.
+      const copy = !UUID.test(id) ? undefined : engine.statusWithCopy ? await engine.statusWithCopy(db, id, owner) : await repo.findWithRecipients(db, id, owner);
       if (!copy) throw new AppError('ENVELOPE_NOT_FOUND', 'No such envelope');
       // Pollers of one envelope do not queue on its lock: it is taken only to correct a stale copy.
       const { envelope, recipients, links, gates } = await sync.readInStep(db, copy, (tx) => requireEnvelope(tx, id, owner, true));
