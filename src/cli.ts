@@ -88,7 +88,7 @@ const server = () => {
 };
 
 /** V8's semi-space bound for `serve`, `worker` and `migrate` (MiB each; the young generation is two of them). */
-export const SEMI_SPACE_MB = 16;
+export const SEMI_SPACE_MB = 8;
 
 /**
  * glibc's malloc settings for a server process, each set unless the operator set it: 2 arenas (its
@@ -103,9 +103,10 @@ export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: 
 /**
  * Node.js 24 sizes V8's young generation from the machine's memory: up to 64 MiB semi-spaces, which a
  * server fills while it loads and keeps committed at idle (some 80 MiB of RSS on the main thread
- * alone). Node 20 used 16 MiB. The flag must be set when the process starts, so a server process
+ * alone). Node 20 used 16 MiB; 8 holds some 20 MiB less again, at no CPU per request we could
+ * measure (docs/operating.md: Memory). The flag must be set when the process starts, so a server process
  * started without one replaces itself (execve: same pid, same stdio, nothing left behind) with
- * `node --max-semi-space-size=16 <same arguments>`, before any module of the server loads, and with
+ * `node --max-semi-space-size=8 <same arguments>`, before any module of the server loads, and with
  * MALLOC_ENV's variables where unset (glibc reads them at start). An operator's own
  * `--max-semi-space-size` (on node's command line or in NODE_OPTIONS) and malloc variables are kept as
  * given; with all set nothing is replaced (docs/operating.md: Memory).
