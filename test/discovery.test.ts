@@ -15,13 +15,17 @@ const PACKAGE_VERSION: string = JSON.parse(readFileSync(path.join(ROOT, 'package
 
 type CliResult = { code: number; stdout: string; stderr: string };
 
-/** Runs `signet …` from source as an operator would; never throws, so exit codes can be asserted. */
-async function cli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+/**
+ * Runs `signet …` from source as an operator would; never throws, so exit codes can be asserted.
+ * `timeoutMs` bounds a hung process, not a speed: a first `migrate` runs PGlite's initdb, some 5-7 s of
+ * CPU that takes a minute of wall time when the lane's other files share the two cores.
+ */
+async function cli(args: string[], env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
-      timeout: 30_000,
+      timeout: timeoutMs,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -193,11 +197,11 @@ describe('signet CLI', () => {
     }
   });
 
-  test('migrate applies the migrations to a new data directory and exits 0; run again it finds nothing to do', { skip: Boolean(process.env.DATABASE_URL) && 'PGlite in DATA_DIR whatever the store: the PGlite lane runs it' }, async () => {
+  test('migrate applies the migrations to a new data directory and exits 0; run again it finds nothing to do', { skip: Boolean(process.env.DATABASE_URL) && 'PGlite in DATA_DIR whatever the store: the PGlite lane runs it', timeout: 300_000 }, async () => {
     const ownDir = mkdtempSync(path.join(tmpdir(), 'signet-cli-'));
     try {
       for (const run of ['first', 'second']) {
-        const r = await cli(['migrate'], { DATA_DIR: ownDir, DATABASE_URL: undefined, OPS_TOKEN, JWT_SECRET: 'j'.repeat(64), LOG_LEVEL: 'warn' });
+        const r = await cli(['migrate'], { DATA_DIR: ownDir, DATABASE_URL: undefined, OPS_TOKEN, JWT_SECRET: 'j'.repeat(64), LOG_LEVEL: 'warn' }, 120_000);
         assert.equal(r.code, 0, `${run} run: ${r.stderr}${r.stdout}`);
         assert.match(r.stdout, /Migrations applied/, run);
       }
