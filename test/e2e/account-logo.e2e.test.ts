@@ -101,9 +101,9 @@ describe('the account logo in Chromium', () => {
         await page.setViewportSize({ width, height: 900 });
         await page.goto(link);
         const logo = page.getByRole('img', { name: 'Greenfield Legal' });
-        await logo.waitFor({ timeout: 20_000 });
+        await logo.waitFor({ timeout: 60_000 });
         assert.ok(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth === 240), 'the logo loads under the signing page CSP');
-        await page.locator('#signing-app[data-step="consent"], #signing-app[data-ready="true"]').first().waitFor({ timeout: 20_000 });
+        await page.locator('#signing-app[data-step="consent"], #signing-app[data-ready="true"]').first().waitFor({ timeout: 60_000 });
         await assertPageFitsAndIsAccessible(page, 'branded signing page', width);
         await page.screenshot({ path: `${SHOTS}/signing-logo-${width}.png` });
       }

@@ -62,7 +62,7 @@ describe('FILE field on the signing page in Chromium', () => {
       const problems = await watchPage(page, '/sign/', /status of 422/);
       await page.goto(link);
       await consentIfAsked(page);
-      await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
+      await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
 
       const button = page.getByTestId(`field-${fileId}`);
       assert.match((await button.textContent()) ?? '', /Attach a file/);
@@ -72,7 +72,7 @@ describe('FILE field on the signing page in Chromium', () => {
       await button.click();
       await (await chooser1).setFiles(bombPdf);
       const error = page.getByTestId(`field-error-${fileId}`);
-      await error.waitFor({ state: 'visible', timeout: 20_000 });
+      await error.waitFor({ state: 'visible', timeout: 60_000 });
       assert.equal(await error.getAttribute('role'), 'alert');
       assert.match((await error.textContent()) ?? '', /cannot be accepted/);
       assert.equal(await button.getAttribute('aria-invalid'), 'true');
@@ -82,7 +82,7 @@ describe('FILE field on the signing page in Chromium', () => {
       const chooser2 = page.waitForEvent('filechooser');
       await button.click();
       await (await chooser2).setFiles(goodPdf);
-      await page.waitForFunction((id) => /Attached: Passport scan\.pdf/.test(document.querySelector(`[data-testid="field-${id}"]`)?.textContent ?? ''), fileId, { timeout: 20_000 });
+      await page.waitForFunction((id) => /Attached: Passport scan\.pdf/.test(document.querySelector(`[data-testid="field-${id}"]`)?.textContent ?? ''), fileId, { timeout: 60_000 });
       assert.match((await button.textContent()) ?? '', /Attached: Passport scan\.pdf \(\d+(\.\d)? (B|byte|kB|KB)/);
       assert.equal(await error.isVisible(), false);
       await button.scrollIntoViewIfNeeded();

@@ -50,8 +50,8 @@ describe('conditional fields on the signing page', () => {
   async function open(page: Page, url: string) {
     await page.goto(url);
     await consentIfAsked(page);
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
   }
 
   async function sign(page: Page, signatureId: number) {

@@ -77,7 +77,7 @@ describe('dashboard sign-in with OpenID Connect in Chromium', () => {
     await page.locator('button[type="submit"]').click();
     // The consent prompt (first time for this browser), then back to us.
     const consent = page.getByRole('button', { name: 'Continue' });
-    await Promise.race([consent.waitFor({ timeout: 15_000 }).then(() => consent.click()), page.waitForURL(`${base}/**`, { timeout: 15_000 })]);
+    await Promise.race([consent.waitFor({ timeout: 60_000 }).then(() => consent.click()), page.waitForURL(`${base}/**`, { timeout: 60_000 })]);
     await page.waitForURL(`${base}/**`);
     await page.waitForLoadState('load');
   }

@@ -54,7 +54,7 @@ describe('delegation from the signing page in Chromium', () => {
       const problems = await watchPage(page, '/sign/', /status of 410/);
       await page.goto(link);
       const offer = page.getByTestId('delegate-button');
-      await offer.waitFor({ state: 'visible', timeout: 20_000 });
+      await offer.waitFor({ state: 'visible', timeout: 60_000 });
       assert.equal(await offer.textContent(), 'I am not the right person');
       await offer.click();
       const dialog = page.getByTestId('delegate-dialog');
@@ -73,7 +73,7 @@ describe('delegation from the signing page in Chromium', () => {
 
       const since = smtp.messages.length;
       await page.getByTestId('delegate-confirm').click();
-      await page.locator('#signing-app[data-outcome="delegated"]').waitFor({ timeout: 20_000 });
+      await page.locator('#signing-app[data-outcome="delegated"]').waitFor({ timeout: 60_000 });
       const banner = await page.getByTestId('status-banner').textContent();
       assert.match(banner ?? '', new RegExp(`Handed over to ${grace.name} \\(${grace.email.replace('.', '\\.')}\\)`));
       assert.equal(await page.getByTestId('document').isVisible(), false, 'the document is no longer shown');
@@ -86,14 +86,14 @@ describe('delegation from the signing page in Chromium', () => {
       assert.ok(newLink && newLink !== link, mail.text);
 
       await page.goto(link);
-      await page.getByTestId('document-title').filter({ hasText: 'Document handed over' }).waitFor({ timeout: 20_000 });
+      await page.getByTestId('document-title').filter({ hasText: 'Document handed over' }).waitFor({ timeout: 60_000 });
       assert.match((await page.getByTestId('status-banner').textContent()) ?? '', /handed to someone else/);
       await assertPageFitsAndIsAccessible(page, 'the old link', width);
       await page.screenshot({ path: shot(`${width}-old-link`) });
 
       // The delegate's own link opens the document, for them.
       await page.goto(newLink!);
-      await page.getByTestId('recipient-line').filter({ hasText: grace.email }).waitFor({ timeout: 20_000 });
+      await page.getByTestId('recipient-line').filter({ hasText: grace.email }).waitFor({ timeout: 60_000 });
       assert.deepEqual(problems, []);
     });
   }

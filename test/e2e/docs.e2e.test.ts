@@ -56,7 +56,7 @@ describe('docs pages in Chromium', () => {
 
     test(`/docs renders the reference from /openapi.json (${label})`, async () => {
       const { page, problems } = await open(options, '/docs');
-      await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 20_000 });
+      await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 60_000 });
       assert.ok((await page.locator('.swagger-ui .opblock').count()) > 20, 'every route is listed');
       await page.screenshot({ path: artifactPath(`docs-reference-${label}.png`) });
       await assertPageFitsAndIsAccessible(page, 'reference', width);
@@ -77,7 +77,7 @@ describe('docs pages in Chromium', () => {
 
   test('"try it" with a test key calls this server', async () => {
     const { page, problems } = await open(DESKTOP, '/docs');
-    await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 20_000 });
+    await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: /Authorize/ }).first().click();
     const dialog = page.locator('.modal-ux');
     await dialog.locator('input').first().fill(t.customer.testApiKey);
@@ -88,7 +88,7 @@ describe('docs pages in Chromium', () => {
     await op.getByRole('button', { name: 'Try it out' }).click();
     await op.getByRole('button', { name: 'Execute' }).click();
     const status = op.locator('.live-responses-table .response .response-col_status').first();
-    await status.waitFor({ timeout: 15_000 });
+    await status.waitFor({ timeout: 60_000 });
     assert.equal((await status.innerText()).trim(), '200');
     assert.deepEqual(problems, []);
   });

@@ -97,7 +97,7 @@ describe('embedded signing in Chromium', () => {
         // Bob, on a phone: only looked at (and screenshotted); he signs nothing here.
         await page.goto(`${allowed}/?url=${encodeURIComponent(await mint('2'))}`);
         const frame = await signetFrame(page);
-        await frame.locator('#signing-app[data-step="consent"], #signing-app[data-ready="true"]').first().waitFor({ timeout: 20_000 });
+        await frame.locator('#signing-app[data-step="consent"], #signing-app[data-ready="true"]').first().waitFor({ timeout: 60_000 });
         await page.screenshot({ path: `${SHOTS}/embedded-signing-375.png`, fullPage: false });
         continue;
       }
@@ -111,8 +111,8 @@ describe('embedded signing in Chromium', () => {
       // Consent and signing, by keyboard-reachable controls inside the frame.
       await frame.getByTestId('consent-check').check();
       await frame.getByTestId('consent-submit').click();
-      await frame.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-      await frame.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+      await frame.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+      await frame.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
       const accent = await frame.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim());
       assert.equal(accent, '#0b5d1e', 'the account colour (brand.css) replaces the built-in accent');
       await frame.locator('[data-testid^="field-"]').first().click();

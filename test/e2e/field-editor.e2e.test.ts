@@ -59,10 +59,10 @@ describe('the field editor in Chromium', () => {
     const problems = await watchPage(page, '/dashboard/');
     await page.goto(`${base}/dashboard/envelopes/${id}`);
     await page.getByRole('button', { name: 'Prepare fields and send' }).click();
-    await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 20_000 }).catch(async (err) => {
+    await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 60_000 }).catch(async (err) => {
       throw new Error(`${err.message}; status: ${await page.locator('#status').textContent()}; ${problems.join('; ')}`);
     });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
 
     // Drag: Alice's signature, then Bob's text field.
     await page.getByLabel('Recipient', { exact: true }).selectOption({ label: `${alice.name} (${alice.email})` });
@@ -120,7 +120,7 @@ describe('the field editor in Chromium', () => {
     assert.ok(textField);
 
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.waitForURL(`${base}/dashboard/envelopes/${id}`, { timeout: 20_000 });
+    await page.waitForURL(`${base}/dashboard/envelopes/${id}`, { timeout: 60_000 });
     assert.deepEqual(problems, []);
 
     // The recipients' sessions: each field where it was placed, to within a point.
@@ -180,8 +180,8 @@ describe('the field editor in Chromium', () => {
     const page = await context.newPage();
     const problems = await watchPage(page, '/prepare/');
     await page.goto(minted.body.url);
-    await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     await page.locator('.tool', { hasText: /^Date$/ }).focus();
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => /Added/.test(document.getElementById('status')?.textContent ?? ''));

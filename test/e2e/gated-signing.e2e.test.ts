@@ -62,7 +62,7 @@ describe('verification-gated signing in Chromium', () => {
   async function verifyAndSign(page: Page, link: string, who: { email: string; name: string }, size: string): Promise<void> {
     await page.goto(link);
     const step = page.getByTestId('verify-step');
-    await step.waitFor({ state: 'visible', timeout: 20_000 });
+    await step.waitFor({ state: 'visible', timeout: 60_000 });
     assert.equal(await page.getByTestId('document').isVisible(), false, 'no document before the code');
     // Nor its title or whose link it is: the server sent the page neither.
     assert.equal(await page.getByTestId('document-title').textContent(), 'A document is waiting for you');
@@ -91,8 +91,8 @@ describe('verification-gated signing in Chromium', () => {
     await input.fill(code);
     await input.press('Enter');
     await consentIfAsked(page);
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     assert.equal(await step.isVisible(), false);
     assert.match((await page.getByTestId('status-banner').textContent()) ?? '', /Email address confirmed/);
     assert.equal(await page.locator('#signing-app').getAttribute('data-can-act'), 'true');

@@ -64,8 +64,8 @@ describe('guided signing with the keyboard', () => {
   async function openSigningPage(page: Page, url: string): Promise<{ fields: { fieldId: number; type: string }[] }> {
     await page.goto(url);
     await consentIfAsked(page);
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     // Reading the session is no interaction: it gives the test the field ids.
     return page.evaluate(async () => (await fetch(location.pathname + '/session')).json());
   }
@@ -103,7 +103,7 @@ describe('guided signing with the keyboard', () => {
 
   /** Waits for "Download your copy", takes it with Enter, and checks it is the sealed PDF the API serves. */
   async function downloadCopy(page: Page, envelopeId: string, title: string, key: 'Tab' | 'Shift+Tab'): Promise<void> {
-    await page.getByTestId('download-copy-link').waitFor({ timeout: 30_000 });
+    await page.getByTestId('download-copy-link').waitFor({ timeout: 60_000 });
     await keyTo(page, 'download-copy-link', key, 6);
     const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
     assert.equal(download.suggestedFilename(), `${title} - signed.pdf`);

@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PDF, rgb } from '@libpdf/core';
-import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createTestApp, type TestApp, type TestAppOptions } from '../harness.js';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 /** Where end-to-end tests keep what a person may want to look at afterwards (screenshots, sealed PDFs). */
 export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
@@ -20,40 +22,48 @@ export function artifactPath(name: string): string {
   return path.join(ARTIFACTS_DIR, name);
 }
 
-/** A port that was free a moment ago: the server's links must name it before the server listens. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
- * Debian's chromium through playwright-core, headless, in a fresh profile directory, with everything
- * that would reach the network on its own (updates, sync, QUIC probes) switched off.
+ * Debian's chromium through playwright-core, headless, with everything that would reach the network on
+ * its own (updates, sync, QUIC probes) switched off. One browser per test file (each file is a process of
+ * its own): a call opens a fresh context in it (its own cookies, storage and cache, like a new profile),
+ * and close() closes that context. The browser itself closes after the file's last test. A browser start
+ * costs ~1 s of CPU and ~150 MB; files open several contexts each, three files at a time.
  */
 export async function launchChromium(options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
-  const profile = mkdtempSync(path.join(tmpdir(), 'signet-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    ...options,
-  });
-  return {
-    context,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
+  const context = await (await sharedBrowser()).newContext(options);
+  // A bound on a hung page, not a speed: three files share two cores with their browsers in CI.
+  context.setDefaultTimeout(60_000);
+  return { context, close: () => context.close().catch(() => {}) };
 }
+
+let browser: Promise<Browser> | undefined;
+
+function sharedBrowser(): Promise<Browser> {
+  browser ??= chromium
+    .launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    })
+    .then((b) => {
+      // A browser that crashed or was closed is launched again by the next call.
+      b.on('disconnected', () => (browser = undefined));
+      return b;
+    }, (err: unknown) => {
+      browser = undefined;
+      throw err;
+    });
+  return browser;
+}
+
+// Registered at import, so on the file's root: it runs after every test and hook of the file.
+after(async () => {
+  const open = browser;
+  browser = undefined;
+  if (open) await (await open).close().catch(() => {});
+});
 
 /**
  * Collects what would go unnoticed in a headless page: script errors, console errors (failed loads,
@@ -99,7 +109,7 @@ export async function assertPageFitsAndIsAccessible(page: Page, label: string, w
  * would; a page that does not ask (already agreed, nothing to sign) is left as it is.
  */
 export async function consentIfAsked(page: Page): Promise<void> {
-  await page.locator('#signing-app[data-ready="true"], #signing-app[data-step="consent"]').first().waitFor({ timeout: 20_000 });
+  await page.locator('#signing-app[data-ready="true"], #signing-app[data-step="consent"]').first().waitFor({ timeout: 60_000 });
   if ((await page.locator('#signing-app').getAttribute('data-step')) !== 'consent') return;
   await page.getByTestId('consent-check').check();
   await page.getByTestId('consent-submit').click();

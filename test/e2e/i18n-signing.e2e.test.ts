@@ -74,7 +74,7 @@ describe('signing in the signer\'s language', () => {
     const problems = await watchPage(page);
     await page.goto(created.body.recipients[0].signingUrl);
     assert.equal(await page.evaluate(() => document.documentElement.lang), 'de');
-    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.title(), 'Dienstvertrag · Prüfen und unterschreiben');
     assert.match((await page.getByTestId('consent-text').textContent()) ?? '', /^Indem Sie fortfahren, stimmen Sie zu/);
     assert.equal(await page.getByTestId('sender-line').textContent(), 'Test Customer bittet Sie, dieses Dokument zu unterschreiben.');
@@ -89,8 +89,8 @@ describe('signing in the signer\'s language', () => {
     assert.equal(await page.getByTestId('consent-error').textContent(), 'Kreuzen Sie das Kästchen an, um zuzustimmen, oder lehnen Sie das Dokument ab.');
     await page.getByTestId('consent-check').check();
     await page.getByTestId('consent-submit').click();
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.getByTestId('status-banner').textContent(), 'Vielen Dank. Prüfen Sie das Dokument und unterschreiben Sie dann.');
     assert.match((await page.getByTestId('recipient-line').textContent()) ?? '', /^Unterzeichnung als Dora Deutsch <dora@example\.com> · PDF herunterladen$/);
     assert.equal(await page.getByTestId('progress').textContent(), '0 von 2 Pflichtfeldern ausgefüllt');
@@ -126,7 +126,7 @@ describe('signing in the signer\'s language', () => {
     await page.getByTestId('finish-button').click();
     await page.locator('#signing-app[data-outcome="done"]').waitFor();
     assert.match((await page.getByTestId('done-text').textContent()) ?? '', /^Sie haben „Dienstvertrag“ unterschrieben\. Alle erhalten das fertige Dokument per E-Mail\.$/);
-    await page.getByTestId('download-copy-link').waitFor({ timeout: 30_000 });
+    await page.getByTestId('download-copy-link').waitFor({ timeout: 60_000 });
     assert.equal(await page.getByTestId('download-copy-link').textContent(), 'Ihre Kopie herunterladen');
     assert.equal(await page.getByTestId('download-copy-link').getAttribute('download'), 'Dienstvertrag - unterschrieben.pdf');
     assert.deepEqual(problems, []);
@@ -148,7 +148,7 @@ describe('signing in the signer\'s language', () => {
     const page = await phone.context.newPage();
     const problems = await watchPage(page);
     await page.goto(link);
-    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 60_000 });
     assert.deepEqual(await page.evaluate(() => [document.documentElement.lang, document.documentElement.dir, getComputedStyle(document.body).direction]), ['ar', 'rtl', 'rtl']);
     assert.match((await page.getByTestId('consent-text').textContent()) ?? '', /^بالمتابعة، فإنك توافق/);
     assert.deepEqual(await strayTexts(page, 'ar', [amal.name, 'عقد خدمات', 'Test Customer', 'Signet']), []);
@@ -156,7 +156,7 @@ describe('signing in the signer\'s language', () => {
     await page.screenshot({ path: shot('i18n-ar-consent-375'), fullPage: true });
     await page.getByTestId('consent-check').check();
     await page.getByTestId('consent-submit').click();
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.getByTestId('next-field-button').textContent(), 'ابدأ');
     // The action bar mirrors: Finish (the last button) is at the left edge of the bar, Start at the right.
     const finish = (await page.getByTestId('finish-button').boundingBox())!;
@@ -174,7 +174,7 @@ describe('signing in the signer\'s language', () => {
     const wide = await desktop.context.newPage();
     const wideProblems = await watchPage(wide);
     await wide.goto(link);
-    await wide.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await wide.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     assert.equal(await wide.evaluate(() => document.documentElement.dir), 'rtl');
     await assertPageFitsAndIsAccessible(wide, 'Arabic document', 1280);
     await wide.screenshot({ path: shot('i18n-ar-1280'), fullPage: true });
@@ -189,7 +189,7 @@ describe('signing in the signer\'s language', () => {
     browsers.push(french);
     const page = await french.context.newPage();
     await page.goto(created.body.recipients[0].signingUrl);
-    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.evaluate(() => document.documentElement.lang), 'fr');
     assert.equal(await page.getByTestId('sender-line').textContent(), 'Test Customer vous demande de signer ce document.');
     assert.match((await page.getByTestId('consent-text').textContent()) ?? '', /^En continuant, vous acceptez/);

@@ -44,8 +44,8 @@ describe('signing in Chromium', () => {
   async function openSigningPage(page: Page, url: string): Promise<void> {
     await page.goto(url);
     await consentIfAsked(page);
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
   }
 
   /** Adopts a drawn signature through the dialog and fills the text field, as a person would. */
@@ -203,7 +203,7 @@ describe('signing in Chromium', () => {
     await bobPage.screenshot({ path: artifactPath('signing-page-375x667.png') });
     await bobPage.getByTestId('finish-button').click();
     // meta.redirectUrl: the page sends him on after finishing.
-    await bobPage.waitForURL(`${base}/health`, { timeout: 15_000 });
+    await bobPage.waitForURL(`${base}/health`, { timeout: 60_000 });
 
     assert.deepEqual(aliceProblems, []);
     assert.deepEqual(bobProblems, []);
@@ -255,7 +255,7 @@ describe('signing in Chromium', () => {
     const page = await phone.context.newPage();
     const problems = await watchPage(page);
     await page.goto(linkOf(carol.email));
-    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-step="consent"]').waitFor({ timeout: 60_000 });
     const step = page.getByTestId('consent-step');
     await step.waitFor({ state: 'visible' });
     // Focus is on the step's heading: a screen reader starts reading there.
@@ -296,15 +296,15 @@ describe('signing in Chromium', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
-    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     assert.equal(await step.isVisible(), false);
     assert.match((await page.getByTestId('status-banner').textContent()) ?? '', /Thank you\. Review the document, then sign\./);
     assert.equal(await page.getByTestId('finish-button').isVisible(), true);
     await page.screenshot({ path: shot('consent-375-after') });
     // Recorded once: a reload goes straight to the document.
     await page.reload();
-    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 20_000 });
+    await page.locator('#signing-app[data-ready="true"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.locator('#signing-app').getAttribute('data-step'), null);
     assert.deepEqual(problems, []);
 
@@ -314,7 +314,7 @@ describe('signing in Chromium', () => {
     const davePage = await desktop.context.newPage();
     const daveProblems = await watchPage(davePage);
     await davePage.goto(linkOf(dave.email));
-    await davePage.getByTestId('consent-step').waitFor({ state: 'visible', timeout: 20_000 });
+    await davePage.getByTestId('consent-step').waitFor({ state: 'visible', timeout: 60_000 });
     await assertPageFitsAndIsAccessible(davePage, 'consent step', 1280);
     await davePage.screenshot({ path: shot('consent-1280'), fullPage: true });
     await davePage.getByTestId('consent-decline').focus();

@@ -39,10 +39,10 @@ const shown = async (page: Page, fieldId: number): Promise<Placed> => {
 };
 
 async function openEditor(page: Page, problems: string[]) {
-  await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 20_000 }).catch(async (err) => {
+  await page.locator('#editor[data-ready="true"]').waitFor({ timeout: 60_000 }).catch(async (err) => {
     throw new Error(`${err.message}; status: ${await page.locator('#status').textContent()}; ${problems.join('; ')}`);
   });
-  await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 20_000 });
+  await page.locator('[data-testid="page-1"][data-rendered="true"]').waitFor({ timeout: 60_000 });
 }
 
 describe('the template field editor in Chromium', () => {
@@ -133,7 +133,7 @@ describe('the template field editor in Chromium', () => {
     await page.keyboard.press('ArrowDown');
     const final: Placed = { x: moved.x, y: moved.y + 2 };
     await page.getByRole('link', { name: 'Done' }).click();
-    await page.waitForURL(`${base}/dashboard/templates`, { timeout: 10_000 }).catch(async (err) => {
+    await page.waitForURL(`${base}/dashboard/templates`, { timeout: 60_000 }).catch(async (err) => {
       throw new Error(`${err.message}; at ${page.url()}; status: ${await page.locator('#status').textContent().catch(() => '?')}; ${problems.join('; ')}`);
     });
     assert.deepEqual(problems, []);

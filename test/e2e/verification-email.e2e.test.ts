@@ -58,7 +58,7 @@ describe('email verification in Chromium', () => {
 
   async function open(page: Page, url: string): Promise<void> {
     await page.goto(url);
-    await page.locator('#verify-app[data-ready="true"]').waitFor({ timeout: 15_000 });
+    await page.locator('#verify-app[data-ready="true"]').waitFor({ timeout: 60_000 });
   }
 
   /** Clicks "Email me a code" and reads the code from the mail the SMTP server received. */
@@ -154,7 +154,7 @@ describe('email verification in Chromium', () => {
     await open(page, v.verificationUrl);
     const code = await askForCode(page, email);
     await enter(page, code);
-    await page.waitForURL(target, { timeout: 15_000 });
+    await page.waitForURL(target, { timeout: 60_000 });
     assert.deepEqual(problems, []);
   });
 });

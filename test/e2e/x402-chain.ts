@@ -10,7 +10,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { createPublicClient, createWalletClient, http, publicActions, type Hex, type Abi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
-import { freePort } from './helpers.js';
+import { freePort } from './free-port.js';
 
 /**
  * A real local chain for the x402 tests: anvil (from its npm package), an EIP-3009 token compiled from
