@@ -37,7 +37,7 @@ after(async () => {
 const recipients = (n: number) => [{ email: signer(n).email, name: signer(n).name, role: 'SIGNER' as const }];
 const fields = (n: number) => [sigField(signer(n).email) as { type: 'SIGNATURE'; recipientEmail: string; page: number; positionXPercent: number; positionYPercent: number; widthPercent: number; heightPercent: number }];
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     t.container.worker.wake();

@@ -31,7 +31,7 @@ async function scrape(target: TestApp): Promise<string> {
 }
 
 /** Scrapes until `check` holds (the worker runs jobs in the background), waking the worker each time. */
-async function until(target: TestApp, what: string, check: (text: string) => boolean, timeoutMs = 30_000): Promise<string> {
+async function until(target: TestApp, what: string, check: (text: string) => boolean, timeoutMs = 120_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await scrape(target);

@@ -42,7 +42,7 @@ const sealJobOf = async (documentId: string): Promise<JobRow | undefined> =>
   rowsOf<JobRow>(await t.container.db.execute(sql`SELECT id, status, attempts, last_error FROM jobs WHERE type = 'engine.seal' AND payload->>'documentId' = ${documentId}`))[0];
 
 /** Runs the worker until `done` holds for the seal job (failed attempts are the point here, so drain() is not used). */
-async function runUntil(documentId: string, done: (j: JobRow) => boolean, timeoutMs = 30_000): Promise<JobRow> {
+async function runUntil(documentId: string, done: (j: JobRow) => boolean, timeoutMs = 120_000): Promise<JobRow> {
   await t.container.worker.start();
   const deadline = Date.now() + timeoutMs;
   try {

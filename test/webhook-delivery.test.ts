@@ -114,7 +114,7 @@ async function deliveriesOf(c: TestCustomer, id: string, q = '?limit=100'): Prom
 }
 
 /** Keeps waking the worker (so retries that fell due run) until `check` returns something truthy. */
-async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     t.container.worker.wake();

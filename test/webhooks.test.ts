@@ -90,7 +90,7 @@ async function deliveriesOf(id: string, apiKey: string, q = ''): Promise<{ data:
 }
 
 /** Keeps the worker going (waking it, so retries due run without the scheduler tick) until `check` holds. */
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     t.container.worker.wake();

@@ -198,7 +198,7 @@ export async function startBrowserApp(options: TestAppOptions = {}): Promise<{ t
 }
 
 /** Polls until `probe` returns a value (not undefined), or fails after `timeoutMs` with the last seen state. */
-export async function waitFor<T>(what: string, probe: () => Promise<{ done: T | undefined; seen: unknown }>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<{ done: T | undefined; seen: unknown }>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let seen: unknown;
   for (;;) {
