@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
+import { stdoutLogDestination } from './lib/log-destination.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database, type DbOrTx } from './db/client.js';
 import { API_KEYS_CHANNEL, createApiKeyCache } from './modules/account/api-key-cache.js';
@@ -104,7 +105,7 @@ export type ContainerOverrides = {
 
 /** The composition root: the only place that knows every concrete implementation. */
 export async function createContainer(config: Config, overrides: ContainerOverrides = {}) {
-  const logger = overrides.logger ?? pino({ level: config.logLevel });
+  const logger = overrides.logger ?? pino({ level: config.logLevel }, stdoutLogDestination());
   const database = overrides.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, embedded: config.embeddedDb, pgliteSharedBuffersMb: config.pgliteSharedBuffersMb, timeouts: config.databaseTimeouts }));
   const { db } = database;
   const clock = overrides.clock ?? (() => new Date());
