@@ -1,7 +1,7 @@
 /**
  * The MCP scenario of `npm run bench`: `tools/call get_envelope_status` over POST /mcp against REST
  * GET /v1/envelopes/{id}/status, the same envelope, the same server, the same run. The MCP call does
- * the same service work plus the JSON-RPC framing and a McpServer and transport per request (the
+ * the same service work plus the JSON-RPC framing and a transport per request on a kept McpServer (the
  * endpoint is stateless); the goal is at least half of REST's requests per second.
  */
 import type { LoadRequest } from './load.js';

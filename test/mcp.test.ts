@@ -307,6 +307,24 @@ describe('POST /mcp with the SDK client', () => {
     }
   });
 
+  test('two callers interleaved: each tools/call answers its own caller, with its own request id', async () => {
+    // The servers behind POST /mcp are kept between requests: the caller must come with each request, never stay on a server.
+    const other = await t.createCustomer(500);
+    const callers = [t.customer, other];
+    const unknown = { envelopeId: '00000000-0000-4000-8000-000000000000' };
+    await Promise.all(Array.from({ length: 16 }, async (_, i) => {
+      const who = callers[i % 2];
+      // The same JSON-RPC ids from both callers, as two clients send them.
+      const res = await rpc(base, [toolCall(1, 'get_account', {}), toolCall(2, 'get_envelope_status', unknown)], { ...bearer(who.apiKey), ...PROTOCOL });
+      assert.equal(res.status, 200);
+      const answers = (await res.json()) as { id: number; result: { structuredContent: Record<string, unknown> } }[];
+      const byId = new Map(answers.map((a) => [a.id, a.result.structuredContent]));
+      assert.equal(byId.get(1)?.accountId, who.id, `call ${i}: another caller's account`);
+      assert.equal(byId.get(2)?.code, 'ENVELOPE_NOT_FOUND');
+      assert.equal(byId.get(2)?.requestId, res.headers.get('x-request-id'), `call ${i}: another request's id`);
+    }));
+  });
+
   test('the answer carries the request id and the rate-limit headers, as REST does', async () => {
     const res = await rpc(base, initialize, { ...bearer(t.customer.apiKey), 'x-request-id': 'mcp-req-1' });
     assert.equal(res.status, 200);
@@ -479,10 +497,14 @@ describe('the tool runner (real database and idempotency core, the SDK in memory
     const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
     const endpoint = createMcpEndpoint({ db: t.container.db, idempotency: t.container.idempotency, tools: [tool], version: 'test', inlineMaxBytes: 1024 });
     const ctx = { actor: { customerId: t.customer.id, mode: 'live' as const, via: 'api_key' as const, keyId: null }, requestId: 'req-runner', ip: '127.0.0.1', testModeHeader: false };
-    const server = await endpoint.server({ ctx, onReceipt: () => undefined, log });
+    const server = await endpoint.server();
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'runner', version: '1' });
     await Promise.all([server.connect(a), client.connect(b)]);
+    // The caller rides with each message, as the HTTP transport passes it from req.auth.
+    const deliver = a.onmessage!;
+    const authInfo = endpoint.authInfo({ ctx, onReceipt: () => undefined, log });
+    a.onmessage = (message, extra) => deliver(message, { ...extra, authInfo });
     try {
       await client.listTools();
       return await client.callTool({ name: tool.name, arguments: args });

@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RequestContext } from '../../context.js';
@@ -32,6 +33,16 @@ export type McpCall = {
   onReceipt(headers: Record<string, string>): void;
   log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
+
+/** Servers kept between requests (each serves one request at a time): about the peak of concurrent POST /mcp. */
+const IDLE_SERVERS = 16;
+
+/** Where a request's McpCall rides to its tools: the SDK hands a message's AuthInfo to the handler of that message. */
+const CALL_KEY = 'signetCall';
+type Bound = { call: McpCall; inline: InlineBudget };
+const boundOf = (authInfo: AuthInfo | undefined): Bound | undefined => authInfo?.extra?.[CALL_KEY] as Bound | undefined;
+/** A message with no call bound (none of this endpoint's requests): no caller, so its tools/call is refused. */
+const NO_CALL: Bound = { call: { ctx: undefined, onReceipt: () => undefined, log: { error: () => undefined, warn: () => undefined } }, inline: inlineBudget(0) };
 
 type Registered = { tool: ToolDefinition; input: z.ZodObject; output: z.ZodObject; advertised: z.ZodObject };
 
@@ -163,34 +174,72 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
 
   // The SDK loads on the first POST /mcp, not at start: most installations never take one, and its
   // modules (with Ajv) held some 7 MiB of heap at idle (issue 38). The SDK builds an Ajv instance per
-  // server unless given one; a server is made per request, so one validator (and its compiled schemas)
-  // serves them all.
+  // server unless given one; one validator (and its compiled schemas) serves every server.
   let loading: ReturnType<typeof loadSdk> | undefined;
   const sdk = () => (loading ??= loadSdk());
+
+  /**
+   * A server with every tool registered. Nothing in it belongs to a request: a tool finds its caller in
+   * the AuthInfo of the message it answers (`authInfo`), so a server can serve one request after another.
+   */
+  async function newServer(): Promise<McpServer> {
+    const { McpServer, ListToolsRequestSchema, jsonSchemaValidator } = await sdk();
+    const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
+    for (const r of registered.values()) {
+      server.registerTool(
+        r.tool.name,
+        { title: r.tool.title, description: r.tool.description, inputSchema: r.input, outputSchema: r.advertised, annotations: annotationsOf(r.tool) },
+        (args: Record<string, unknown>, extra: { authInfo?: AuthInfo }) => {
+          const { call, inline } = boundOf(extra.authInfo) ?? NO_CALL;
+          return runTool(r, args, call, inline);
+        },
+      );
+    }
+    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList() }));
+    return server;
+  }
+
+  // Building a server and registering every tool cost each tools/call about 0.05 ms of CPU (issue 38):
+  // servers are kept and reused, one request at a time each (the SDK's Protocol holds one transport and
+  // keys in-flight requests by JSON-RPC id, which two clients may share), so concurrent requests take
+  // several. The transport stays per request: in JSON mode it never forgets a request's stream entry.
+  const idle: McpServer[] = [];
+
+  /** The AuthInfo that carries `call` (and its request's inline budget) to the tools of the messages it comes with. */
+  const authInfo = (call: McpCall): AuthInfo => {
+    const bound: Bound = { call, inline: inlineBudget(deps.inlineMaxBytes) };
+    return { token: '', clientId: call.ctx?.actor.customerId ?? '', scopes: [], extra: { [CALL_KEY]: bound } };
+  };
 
   return {
     tool: (name: string): ToolDefinition | undefined => registered.get(name)?.tool,
 
-    /** The transport of one stateless request: JSON answers, no session. */
-    async transport(): Promise<StreamableHTTPServerTransport> {
-      const { StreamableHTTPServerTransport } = await sdk();
-      return new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    },
+    /** A server with every tool, for a transport of the caller's (tests): its tools find their caller through `authInfo`. */
+    server: newServer,
 
-    /** A fresh server for one request (stateless: nothing is shared between requests but the tool table). */
-    async server(call: McpCall): Promise<McpServer> {
-      const { McpServer, ListToolsRequestSchema, jsonSchemaValidator } = await sdk();
-      const server = new McpServer({ name: 'Signet', version: deps.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
-      const inline = inlineBudget(deps.inlineMaxBytes);
-      for (const r of registered.values()) {
-        server.registerTool(
-          r.tool.name,
-          { title: r.tool.title, description: r.tool.description, inputSchema: r.input, outputSchema: r.advertised, annotations: annotationsOf(r.tool) },
-          (args: Record<string, unknown>) => runTool(r, args, call, inline),
-        );
+    authInfo,
+
+    /**
+     * Answers one stateless POST /mcp (JSON answers, no session): a kept server on a fresh transport,
+     * which is what holds a request's streams and answers, closed after it. The SDK's Node transport
+     * reads the AuthInfo from `req.auth`.
+     */
+    async handle(req: IncomingMessage, res: ServerResponse, body: unknown, call: McpCall): Promise<void> {
+      const { StreamableHTTPServerTransport } = await sdk();
+      const server = idle.pop() ?? (await newServer());
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      let reusable = false;
+      try {
+        (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo(call);
+        await server.connect(transport);
+        // With JSON answers this resolves once every message of the request is answered: no handler of
+        // the request is still running when the server goes back to the pool.
+        await transport.handleRequest(req, res, body);
+        reusable = true;
+      } finally {
+        await server.close().catch(() => undefined);
+        if (reusable && idle.length < IDLE_SERVERS) idle.push(server);
       }
-      server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList() }));
-      return server;
     },
   };
 }

@@ -36,9 +36,9 @@ const pricedCall = (tool: ToolDefinition, args: Record<string, unknown>) => ({ o
 const paidByX402 = (tool: ToolDefinition) => tool.price !== undefined || tool.mutates;
 
 /**
- * POST /mcp: MCP's Streamable HTTP, stateless (DESIGN §2): a fresh McpServer and transport per request,
- * JSON answers, no sessions, so any node answers any request. GET and DELETE (the SSE stream and
- * session end, which a stateless server has none of) answer 405 with Allow: POST from the app's
+ * POST /mcp: MCP's Streamable HTTP, stateless (DESIGN §2): a fresh transport per request on a kept
+ * McpServer (the endpoint's), JSON answers, no sessions, so any node answers any request. GET and
+ * DELETE (the SSE stream and session end, which a stateless server has none of) answer 405 with Allow: POST from the app's
  * not-found handler. Outside /v1 and out of the REST OpenAPI (it is JSON-RPC, described by tools/list,
  * /.well-known/mcp.json and /llms.txt).
  *
@@ -106,9 +106,8 @@ export function mcpRoutes(deps: McpRouteDeps) {
         const raw = reply.raw;
         for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
         raw.setHeader('x-request-id', request.id);
-        let server: Awaited<ReturnType<McpEndpoint['server']>> | undefined;
         try {
-          server = await deps.endpoint.server({
+          await deps.endpoint.handle(request.raw, raw, request.body, {
             ctx,
             payment,
             // The receipt of a settled payment: the transport has not written the answer yet (it waits for every response).
@@ -117,9 +116,6 @@ export function mcpRoutes(deps: McpRouteDeps) {
             },
             log: request.log,
           });
-          const transport = await deps.endpoint.transport();
-          await server.connect(transport);
-          await transport.handleRequest(request.raw, raw, request.body);
         } catch (err) {
           // Hijacked: Fastify's error handler cannot answer any more, so this does, without details.
           request.log.error({ err }, 'MCP transport failed');
@@ -127,8 +123,6 @@ export function mcpRoutes(deps: McpRouteDeps) {
             raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
             raw.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } }));
           }
-        } finally {
-          await server?.close().catch(() => undefined);
         }
       },
     });
