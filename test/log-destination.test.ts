@@ -62,6 +62,19 @@ test('a partial write, a full pipe (EAGAIN) and a reader gone (EPIPE)', async ()
   closed.write('dropped\n');
   await nextTurn();
   assert.equal(gone.writes.length, 0, 'after EPIPE nothing more is written, and nothing throws');
+
+  // Any other write error (EBADF, EIO) stops logging the same way: a log line never ends the process.
+  const broken = recorder([
+    () => {
+      throw Object.assign(new Error('EBADF'), { code: 'EBADF' });
+    },
+  ]);
+  const bad = turnBufferedDestination(99, broken.writeSync);
+  bad.write('lost\n');
+  await nextTurn();
+  bad.write('dropped\n');
+  await nextTurn();
+  assert.equal(broken.writes.length, 0, 'after EBADF nothing more is written, and nothing throws');
 });
 
 test('flush writes what is pending at once (as at exit)', () => {

@@ -39,12 +39,10 @@ export function turnBufferedDestination(fd: number, writeSync: (fd: number, byte
           schedule(RETRY_MS);
           return;
         }
-        // The reader went away (EPIPE): logging stops and the server goes on, as with pino's own destination.
-        if (code === 'EPIPE') {
-          closed = true;
-          return;
-        }
-        throw err;
+        // The reader went away (EPIPE), or the descriptor is unusable: logging stops and the server goes
+        // on (this runs in its own turn, where a throw would end the process for the sake of a log line).
+        closed = true;
+        return;
       }
     }
   }
