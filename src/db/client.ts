@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { PGliteOptions } from '@electric-sql/pglite';
+import { initPgliteDataDir } from './pglite-initdb.js';
 import * as schema from './schema/index.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -170,6 +171,8 @@ async function openPglite(dataDir: string, image: Blob | undefined, sharedBuffer
   const dir = dataDir.startsWith('memory://') ? dataDir : path.join(dataDir, 'pglite');
   const fresh = dir.startsWith('memory://') || !existsSync(path.join(dir, 'PG_VERSION'));
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+  // A first start without an image runs initdb elsewhere, so that its memory does not stay here.
+  if (fresh && !image && !dir.startsWith('memory://')) await initPgliteDataDir(dir);
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`];
   const client = await PGlite.create(dir, { ...options, startParams, ...(image && fresh ? { loadDataDir: image } : {}) });
   const db = drizzle(client, { schema }) as unknown as Db;
