@@ -2,16 +2,47 @@ import { createHash } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from './client.js';
 
+/** What a built prepared query holds that does not depend on its executor (drizzle's PgPreparedQuery, internals). */
+type BuiltQuery = {
+  queryString: string;
+  params: unknown[];
+  fields?: unknown;
+  _isResponseInArrayMode?: boolean;
+  customResultMapper?: unknown;
+  joinsNotNullableMap?: unknown;
+  queryMetadata?: unknown;
+  cacheConfig?: unknown;
+  rawQueryConfig?: { name?: string };
+};
+type Session = { prepareQuery(query: { sql: string; params: unknown[] }, fields: unknown, name: string | undefined, arrayMode: boolean | undefined, mapper: unknown, metadata: unknown, cacheConfig: unknown): BuiltQuery };
+
 /**
- * Memoizes a prepared statement per executor (the pool, or a transaction while it lives): drizzle then
- * skips building the SQL and PostgreSQL skips planning it, which is most of a hot read's cost. Build it
- * with `sql.placeholder` and a statement name unique in the process.
+ * Memoizes a prepared statement: drizzle then skips building the SQL and PostgreSQL skips planning it,
+ * which is most of a hot read's cost. Built once per process (per driver) and bound to each executor
+ * (the pool, or a transaction while it lives) from its text and parameters: a job's statements run in
+ * a new transaction each time, and building them again there cost more than running them. Build it
+ * with `sql.placeholder` only (a value inlined at build time would be the first call's for ever) and
+ * a statement name unique in the process.
  */
 export function preparedPer<T>(build: (db: DbOrTx) => T): (db: DbOrTx) => T {
   const cache = new WeakMap<DbOrTx, T>();
+  // By the session's class: the process may hold a PGlite and a PostgreSQL executor (each binds its own).
+  const built = new Map<object, BuiltQuery>();
   return (db) => {
     let stmt = cache.get(db);
-    if (!stmt) cache.set(db, (stmt = build(db)));
+    if (stmt) return stmt;
+    const session = (db as unknown as { session: Session }).session;
+    const kind = Object.getPrototypeOf(session) as object;
+    const first = built.get(kind);
+    if (!first) {
+      stmt = build(db);
+      built.set(kind, stmt as BuiltQuery);
+    } else {
+      const bound = session.prepareQuery({ sql: first.queryString, params: first.params }, first.fields, first.rawQueryConfig?.name, first._isResponseInArrayMode, first.customResultMapper, first.queryMetadata, first.cacheConfig);
+      bound.joinsNotNullableMap = first.joinsNotNullableMap;
+      stmt = bound as T;
+    }
+    cache.set(db, stmt);
     return stmt;
   };
 }
