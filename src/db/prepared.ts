@@ -49,7 +49,7 @@ export function preparedPer<T>(build: (db: DbOrTx) => T): (db: DbOrTx) => T {
 
 type DrizzleInternals = {
   dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } };
-  session: { prepareQuery(query: { sql: string; params: unknown[] }, fields: undefined, name: string, arrayMode: false): { execute(): Promise<unknown> } };
+  session: { prepareQuery(query: { sql: string; params: unknown[] }, fields: undefined, name: string, arrayMode: false): { execute(values?: Record<string, unknown>): Promise<unknown> } };
 };
 
 /** Statement names by text: one name per distinct text, the same in every connection. */
@@ -65,9 +65,31 @@ const names = new Map<string, string>();
 export function executePrepared(db: DbOrTx, query: SQL): Promise<unknown> {
   const { dialect, session } = db as unknown as DrizzleInternals;
   const built = dialect.sqlToQuery(query);
-  let name = names.get(built.sql);
-  if (!name) names.set(built.sql, (name = `signet_${createHash('sha1').update(built.sql).digest('hex').slice(0, 16)}`));
-  return session.prepareQuery(built, undefined, name, false).execute();
+  return session.prepareQuery(built, undefined, nameOf(built.sql), false).execute();
+}
+
+function nameOf(text: string): string {
+  let name = names.get(text);
+  if (!name) names.set(text, (name = `signet_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`));
+  return name;
+}
+
+/**
+ * executePrepared for a raw statement whose text depends only on `key` (its values are
+ * `sql.placeholder`s, given on each run): built once per process and key, so a statement run after
+ * every wake-up (the worker's claim) is neither built by drizzle nor planned again.
+ */
+export function preparedSql(build: (key: string) => SQL): (db: DbOrTx, key: string, values: Record<string, unknown>) => Promise<unknown> {
+  const built = new Map<string, { query: { sql: string; params: unknown[] }; name: string }>();
+  return (db, key, values) => {
+    const { dialect, session } = db as unknown as DrizzleInternals;
+    let b = built.get(key);
+    if (!b) {
+      const query = dialect.sqlToQuery(build(key));
+      built.set(key, (b = { query, name: nameOf(query.sql) }));
+    }
+    return session.prepareQuery(b.query, undefined, b.name, false).execute(values);
+  };
 }
 
 /**
