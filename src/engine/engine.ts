@@ -154,8 +154,10 @@ export interface SigningEngine {
    * Distributes: invitations go out (to the first in signing order); the document becomes SENT.
    * `testSend` (when given) decides, at send time, whether mail goes to the outbox only. A remote
    * engine is called with no transaction open (the pool), and must find its work done when repeated.
+   * An engine that knows the status its send left (the local one, under its lock) answers it, so the
+   * caller's sync need not read it again; a remote engine answers nothing.
    */
-  send(tx: DbOrTx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<void>;
+  send(tx: DbOrTx, engineEnvelopeId: string, opts?: { meta?: EngineMeta; testSend?: boolean }): Promise<EngineStatus | void>;
   /** Reminds every recipient who still has to act and may act now; returns whom. A remote engine is called with no transaction open. */
   resend(tx: DbOrTx, engineEnvelopeId: string): Promise<{ name: string; email: string }[]>;
   /**

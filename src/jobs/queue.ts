@@ -1,7 +1,7 @@
-import { and, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/client.js';
 import { rowsOf } from '../db/client.js';
-import { executePrepared } from '../db/prepared.js';
+import { executePrepared, preparedSql } from '../db/prepared.js';
 import { jobs } from '../db/schema/index.js';
 import { withRequestId } from './request-scope.js';
 
@@ -70,49 +70,64 @@ export function enqueueStatement(jobs: EnqueueInput[]): SQL {
  */
 export async function claim(db: Db, opts: { workerId: string; types: string[]; limit: number; leaseMs: number; done?: number[] }): Promise<JobRow[]> {
   if (opts.types.length === 0) return [];
-  const types = sql.join(opts.types.map((t) => sql`${t}`), sql`, `);
   const done = opts.done?.length ? doneList(opts.done) : undefined;
-  // The jobs this worker just finished are marked done by the claim itself (a CTE, one round trip and
-  // one commit instead of two), only while it still holds them, as `complete` does; never claimed back.
-  const completing = done ? sql`WITH done AS (${completeStatement(done, opts.workerId)}) ` : sql``;
-  const notDone = done ? sql` AND NOT (id = ANY (${done}::bigint[]))` : sql``;
-  // Prepared: a worker claims after every wake-up, and planning this statement cost more than running it.
-  const result = await executePrepared(db, sql`
-    ${completing}UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${opts.workerId},
-      locked_until = now() + (${opts.leaseMs}::int * interval '1 millisecond'), updated_at = now()
-    WHERE id IN (
-      SELECT id FROM jobs
-      WHERE type IN (${types})
-        AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND locked_until < now() AND attempts < max_attempts))${notDone}
-      ORDER BY run_at, id
-      LIMIT ${opts.limit}
-      FOR UPDATE SKIP LOCKED)
-    RETURNING id, type, payload, attempts, max_attempts AS "maxAttempts", run_at AS "runAt"`);
+  // Built once per worker's list of types (with and without completions): a worker claims after every wake-up.
+  const values = { workerId: opts.workerId, leaseMs: opts.leaseMs, limit: opts.limit, ...(done ? { done } : {}) };
+  const result = await (done ? claimCompletingStatement : claimStatement)(db, opts.types.join('\n'), values);
   // A raw query returns the bigint id as a string on node-postgres: the row type promises a number.
   return rowsOf<JobRow>(result).map((r) => ({ ...r, id: Number(r.id) }));
 }
 
+/**
+ * The claim for the job types in `key` (one per line). The jobs this worker just finished are marked
+ * done by the claim itself when `completing` (a CTE, one round trip and one commit instead of two),
+ * only while it still holds them, as `complete` does; never claimed back. Prepared: planning this
+ * statement cost more than running it.
+ */
+const claimFor = (completing: boolean) => (key: string): SQL => {
+  const types = sql.join(key.split('\n').map((t) => sql`${t}`), sql`, `);
+  const done = sql.placeholder('done');
+  const workerId = sql.placeholder('workerId');
+  return sql`
+    ${completing ? sql`WITH done AS (${completeStatement(done, workerId)}) ` : sql``}UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${workerId},
+      locked_until = now() + (${sql.placeholder('leaseMs')}::int * interval '1 millisecond'), updated_at = now()
+    WHERE id IN (
+      SELECT id FROM jobs
+      WHERE type IN (${types})
+        AND ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND locked_until < now() AND attempts < max_attempts))${completing ? sql` AND NOT (id = ANY (${done}::bigint[]))` : sql``}
+      ORDER BY run_at, id
+      LIMIT ${sql.placeholder('limit')}
+      FOR UPDATE SKIP LOCKED)
+    RETURNING id, type, payload, attempts, max_attempts AS "maxAttempts", run_at AS "runAt"`;
+};
+const claimStatement = preparedSql(claimFor(false));
+const claimCompletingStatement = preparedSql(claimFor(true));
+
 /** Job ids as one array parameter (a PostgreSQL array literal), so the text is the same for any number of them. */
 const doneList = (ids: number[]): string => `{${ids.map((id) => Math.trunc(id)).join(',')}}`;
 
-const completeStatement = (ids: string, workerId: string): SQL => sql`
+const completeStatement = (ids: Placeholder, workerId: Placeholder): SQL => sql`
     UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
     WHERE id = ANY (${ids}::bigint[]) AND locked_by = ${workerId} AND status = 'running'
     RETURNING id`;
+const completeManyStatement = preparedSql(() => completeStatement(sql.placeholder('ids'), sql.placeholder('workerId')));
 
 /** Marks finished jobs done in one statement, each only while this worker still holds it (as `complete`). */
 export async function completeMany(db: DbOrTx, jobIds: number[], workerId: string): Promise<number> {
   if (jobIds.length === 0) return 0;
-  return rowsOf(await executePrepared(db, completeStatement(doneList(jobIds), workerId))).length;
+  return rowsOf(await completeManyStatement(db, '', { ids: doneList(jobIds), workerId })).length;
 }
+
+const completeOneStatement = preparedSql(
+  () => sql`
+    UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
+    WHERE id = ${sql.placeholder('id')} AND locked_by = ${sql.placeholder('workerId')} AND status = 'running'
+    RETURNING id`,
+);
 
 /** Marks the job done, only while this worker still holds it (a lapsed lease may have moved it on). */
 export async function complete(db: DbOrTx, jobId: number, workerId: string): Promise<boolean> {
-  const result = await executePrepared(db, sql`
-    UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
-    WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'
-    RETURNING id`);
-  return rowsOf(result).length === 1;
+  return rowsOf(await completeOneStatement(db, '', { id: jobId, workerId })).length === 1;
 }
 
 /**

@@ -56,6 +56,12 @@ export function createLocalEngineRepo() {
       .orderBy(asc(engineRecipients.position))
       .prepare('engine_document_status'),
   );
+  // A send, a signature and every other state change read these in a new transaction each: built once (db/prepared.ts).
+  const documentStmt = preparedPer((db) => db.select().from(engineDocuments).where(eq(engineDocuments.id, sql.placeholder('id'))).prepare('engine_document'));
+  const documentLockedStmt = preparedPer((db) => db.select().from(engineDocuments).where(eq(engineDocuments.id, sql.placeholder('id'))).for('update').prepare('engine_document_for_update'));
+  const recipientsStmt = preparedPer((db) =>
+    db.select().from(engineRecipients).where(eq(engineRecipients.documentId, sql.placeholder('id'))).orderBy(asc(engineRecipients.position)).prepare('engine_recipients_of_document'),
+  );
 
   return {
     /**
@@ -166,8 +172,7 @@ export function createLocalEngineRepo() {
     },
 
     async document(tx: DbOrTx, id: string, lock = false): Promise<DocumentRow | undefined> {
-      const q = tx.select().from(engineDocuments).where(eq(engineDocuments.id, id));
-      const [row] = lock ? await q.for('update') : await q;
+      const [row] = await (lock ? documentLockedStmt : documentStmt)(tx).execute({ id });
       return row;
     },
 
@@ -179,7 +184,7 @@ export function createLocalEngineRepo() {
     },
 
     async recipients(tx: DbOrTx, documentId: string): Promise<RecipientRow[]> {
-      return tx.select().from(engineRecipients).where(eq(engineRecipients.documentId, documentId)).orderBy(asc(engineRecipients.position));
+      return recipientsStmt(tx).execute({ id: documentId });
     },
 
     async recipientByTokenHash(tx: DbOrTx, tokenHash: string): Promise<RecipientRow | undefined> {

@@ -141,12 +141,17 @@ export function createLocalEngine(deps: LocalEngineDeps) {
     await repo.markSent(tx, documentId, set, also);
   }
 
-  /** The writes that invite everyone whose turn it is and who was not invited yet (VIEWERs on distribution): their jobs and their mark. */
-  function turnWrites(doc: { title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean): SQL[] {
+  /** Whom turnWrites invites. */
+  function inviteTargets(doc: { meta: EngineMeta }, recipients: RecipientRow[], includeViewers: boolean): RecipientRow[] {
     // An embedded envelope's recipients are shown their link by the sender's app: no one is emailed, and
     // no one counts as notified (so a cancel or a reissued link emails no one either).
     if (embedded(doc)) return [];
-    const targets = [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])].filter((r) => !r.notifiedAt);
+    return [...currentTurn(recipients), ...(includeViewers ? recipients.filter((r) => r.role === 'VIEWER') : [])].filter((r) => !r.notifiedAt);
+  }
+
+  /** The writes that invite everyone whose turn it is and who was not invited yet (VIEWERs on distribution): their jobs and their mark. */
+  function turnWrites(doc: { title: string | null; meta: EngineMeta; testSend: boolean; expiresAt: Date }, recipients: RecipientRow[], includeViewers: boolean): SQL[] {
+    const targets = inviteTargets(doc, recipients, includeViewers);
     if (targets.length === 0) return [];
     const jobs = notifier.invitations(doc, targets.map((r) => ({ name: r.name, email: r.email, locale: r.locale, timeZone: r.timeZone, link: linkOf(r), action: actionOf(r.role) })));
     return [enqueueStatement(jobs), repo.notifiedStatement(targets.map((r) => r.id))];
@@ -269,8 +274,13 @@ export function createLocalEngine(deps: LocalEngineDeps) {
       if (doc.status !== 'DRAFT' && doc.status !== 'PENDING') throw new AppError('SEND_FAILED', `The document is ${doc.status}, not sendable`);
       const meta = { ...doc.meta, ...opts.meta };
       const testSend = opts.testSend ?? doc.testSend;
+      const recipients = await repo.recipients(tx, doc.id);
+      const invited = new Set(inviteTargets({ meta }, recipients, true).map((r) => r.id));
       // SENT and the invitations in one statement.
-      await markSent(tx, doc.id, { meta, testSend }, turnWrites({ ...doc, meta, testSend }, await repo.recipients(tx, doc.id), true));
+      await markSent(tx, doc.id, { meta, testSend }, turnWrites({ ...doc, meta, testSend }, recipients, true));
+      // The status as that statement left it (read under the lock: nothing else moved), so the caller's
+      // sync does not read it again: SENT, and whoever was invited marked sent (notifiedStatement).
+      return statusOf(tx, { status: 'SENT', completedAt: doc.completedAt, recipients: recipients.map((r) => (invited.has(r.id) ? { ...r, sendStatus: 'SENT' } : r)) });
     },
 
     async resend(tx, engineEnvelopeId) {

@@ -63,9 +63,9 @@ export function createEnvelopeSend(deps: EnvelopeSendDeps) {
         status = 'PENDING';
       } else {
         await repo.update(tx, envelope.id, { chargedMicros: quote.amountMicros, testSend, ...merged });
-        await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
+        const live = await engine.send(tx, envelope.engineEnvelopeId, { meta: meta ?? undefined, testSend });
         // The stored recipients read above are current: the engine's send changed only its own rows, under the lock.
-        status = (await sync.reconcile(tx, { ...envelope, chargedMicros: quote.amountMicros }, { stored: recipients })).envelope.status as EnvelopeStatus;
+        status = (await sync.reconcile(tx, { ...envelope, chargedMicros: quote.amountMicros }, { stored: recipients, live: live ?? undefined })).envelope.status as EnvelopeStatus;
       }
       await deps.audit.customer(tx, ctx, { action: 'envelope.send', resourceType: 'envelope', resourceId: envelope.id });
       const links = await deps.signingUrlsOf(tx, recipients.map((r) => r.engineRecipientId));
@@ -85,8 +85,8 @@ export function createEnvelopeSend(deps: EnvelopeSendDeps) {
       return db.transaction(async (tx) => {
         const envelope = await repo.findById(tx, envelopeId, true);
         if (envelope?.status === 'PENDING') {
-          if (!engine.remote) await engine.send(tx, envelope.engineEnvelopeId);
-          await sync.syncFromEngine(tx, envelope);
+          const live = engine.remote ? undefined : await engine.send(tx, envelope.engineEnvelopeId);
+          await sync.syncFromEngine(tx, envelope, live ?? undefined);
         }
         return done(tx);
       });

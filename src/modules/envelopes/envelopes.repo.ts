@@ -32,6 +32,12 @@ export function createEnvelopesRepo() {
       .orderBy(asc(envelopeRecipients.position))
       .prepare('envelope_with_recipients'),
   );
+  // The distribution job and every state change read these in a new transaction each: built once (db/prepared.ts).
+  const byIdStmt = preparedPer((db) => db.select().from(envelopes).where(eq(envelopes.id, sql.placeholder('id'))).prepare('envelope_by_id'));
+  const byIdLockedStmt = preparedPer((db) => db.select().from(envelopes).where(eq(envelopes.id, sql.placeholder('id'))).for('update').prepare('envelope_by_id_for_update'));
+  const recipientsOfOneStmt = preparedPer((db) =>
+    db.select().from(envelopeRecipients).where(eq(envelopeRecipients.envelopeId, sql.placeholder('id'))).orderBy(asc(envelopeRecipients.position)).prepare('envelope_recipients_of_one'),
+  );
 
   return {
     /**
@@ -103,8 +109,7 @@ export function createEnvelopesRepo() {
     },
 
     async findById(tx: DbOrTx, id: string, lock = false): Promise<EnvelopeRow | undefined> {
-      const q = tx.select().from(envelopes).where(eq(envelopes.id, id));
-      const [row] = lock ? await q.for('update') : await q;
+      const [row] = await (lock ? byIdLockedStmt : byIdStmt)(tx).execute({ id });
       return row;
     },
 
@@ -123,6 +128,7 @@ export function createEnvelopesRepo() {
 
     async recipients(tx: DbOrTx, envelopeIds: string[]): Promise<StoredRecipientRow[]> {
       if (envelopeIds.length === 0) return [];
+      if (envelopeIds.length === 1) return recipientsOfOneStmt(tx).execute({ id: envelopeIds[0] });
       return tx.select().from(envelopeRecipients).where(inArray(envelopeRecipients.envelopeId, envelopeIds)).orderBy(asc(envelopeRecipients.position));
     },
 

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { eq, sql } from 'drizzle-orm';
+import { rowsOf, type Database, type DbOrTx } from '../src/db/client.js';
+import { preparedPer, preparedSql } from '../src/db/prepared.js';
+import { jobs } from '../src/db/schema/index.js';
+import { openTestDatabase } from './harness.js';
+
+let dataDir: string;
+let database: Database;
+
+before(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'signet-prepared-'));
+  database = await openTestDatabase(dataDir);
+  await database.migrate();
+});
+
+after(async () => {
+  await database.close();
+  await database.dropSchema?.();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('a prepared statement is built once per process and runs inside each transaction it is given', async () => {
+  let builds = 0;
+  const byType = preparedPer((db) => {
+    builds++;
+    return db.select({ id: jobs.id, type: jobs.type }).from(jobs).where(eq(jobs.type, sql.placeholder('type'))).prepare('test_jobs_by_type');
+  });
+  const seen: string[][] = [];
+  for (const type of ['prepared-a', 'prepared-b', 'prepared-c']) {
+    await database.db.transaction(async (tx) => {
+      // Uncommitted: only a statement bound to this transaction's connection sees the row.
+      await tx.insert(jobs).values({ type, payload: {} });
+      seen.push((await byType(tx).execute({ type })).map((r) => r.type));
+      // The same transaction reuses its statement.
+      assert.equal(byType(tx), byType(tx));
+    });
+  }
+  assert.deepEqual(seen, [['prepared-a'], ['prepared-b'], ['prepared-c']], 'each transaction ran the statement with its own parameters and saw its own write');
+  // The pool binds it too, from the same build, and sees what committed.
+  assert.deepEqual((await byType(database.db).execute({ type: 'prepared-b' })).map((r) => r.type), ['prepared-b']);
+  assert.equal(builds, 1, 'built once, bound to each executor');
+});
+
+test('a raw statement is built once per key and runs with each call\'s values', async () => {
+  const builds: string[] = [];
+  const count = preparedSql((key) => {
+    builds.push(key);
+    return sql`SELECT count(*)::int AS n FROM jobs WHERE type = ${key} AND payload->>'n' = ${sql.placeholder('n')}`;
+  });
+  await database.db.insert(jobs).values([
+    { type: 'raw-a', payload: { n: '1' } },
+    { type: 'raw-a', payload: { n: '2' } },
+    { type: 'raw-b', payload: { n: '1' } },
+  ]);
+  const n = async (db: DbOrTx, key: string, value: string) => rowsOf<{ n: number }>(await count(db, key, { n: value }))[0].n;
+  assert.equal(await n(database.db, 'raw-a', '1'), 1);
+  assert.equal(await n(database.db, 'raw-a', '3'), 0);
+  assert.equal(await n(database.db, 'raw-b', '1'), 1);
+  await database.db.transaction(async (tx) => {
+    await tx.insert(jobs).values({ type: 'raw-b', payload: { n: '1' } });
+    assert.equal(await n(tx, 'raw-b', '1'), 2, 'bound to the transaction: it sees its uncommitted row');
+  });
+  assert.deepEqual(builds, ['raw-a', 'raw-b'], 'built once per key');
+});
