@@ -152,13 +152,19 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export class AppError extends Error {
   readonly status: number;
+  readonly code: ErrorCode;
+  readonly extras: Record<string, unknown>;
+  readonly headers: Record<string, string>;
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
-    readonly extras: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
+    extras: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
+    this.code = code;
+    this.extras = extras;
+    this.headers = headers;
     this.name = 'AppError';
     this.status = ERROR_CODES[code][0];
   }

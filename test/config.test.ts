@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig, parseDurations } from '../src/config.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -256,7 +257,7 @@ describe('generated secrets', () => {
 describe('signet serve', () => {
   test('with PORT=abc exits non-zero printing one line naming PORT', async () => {
     const dataDir = freshDir();
-    const err = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    const err = await run(process.execPath, [...RUN_TS, 'src/cli.ts', 'serve'], {
       cwd: ROOT,
       env: { ...process.env, PORT: 'abc', DATA_DIR: dataDir },
       timeout: 30_000,

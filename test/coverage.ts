@@ -42,7 +42,7 @@ if (DATABASE_URL) {
 }
 
 // Each process's file covers every script it ran, node_modules too (4 GB over a run, more than c8 can
-// hold): keep what src/ ran, and the source maps tsx made of it.
+// hold): keep what src/ ran (Node.js strips the types in place, so offsets are the .ts file's own).
 const ours = pathToFileURL(path.join(root, 'src')).href + '/';
 for (const name of readdirSync(data)) {
   const file = path.join(data, name);

@@ -22,11 +22,18 @@ type Res = { statusCode: number; body: string; headers: Record<string, unknown>;
 class Browser {
   cookies = new Map<string, string>();
   csrf = '';
+  readonly t: TestApp;
+  readonly ip: string;
+  readonly headers: Record<string, string>;
   constructor(
-    readonly t: TestApp,
-    readonly ip = '127.0.0.1',
-    readonly headers: Record<string, string> = {},
-  ) {}
+    t: TestApp,
+    ip = '127.0.0.1',
+    headers: Record<string, string> = {},
+  ) {
+    this.t = t;
+    this.ip = ip;
+    this.headers = headers;
+  }
 
   private keep(res: Res): Res {
     for (const c of res.cookies) {

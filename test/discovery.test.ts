@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { OPS_TOKEN, bearer, createTestApp, type TestApp } from './harness.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -22,7 +23,7 @@ type CliResult = { code: number; stdout: string; stderr: string };
  */
 async function cli(args: string[], env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const { stdout, stderr } = await run(process.execPath, [...RUN_TS, 'src/cli.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       timeout: timeoutMs,

@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { compareAnswer, extractBlocks, markStatement, splitOutput, type Block } from './fixtures/doc-snippets.js';
 import { seedPgliteDataDir } from './harness.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DOCS = (process.env.DOCS_SNIPPETS ? process.env.DOCS_SNIPPETS.split(',') : null) ?? ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -45,7 +46,7 @@ before(async () => {
   receiverPort = await freePort();
   const { DATABASE_URL: _url, NODE_TEST_CONTEXT: _ctx, OPS_TOKEN: _ops, ...env } = process.env;
   // As `npm start` runs it, but on port 0; PUBLIC_URL stays the docs' localhost:3000 so answers read as written.
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  server = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL: 'http://localhost:3000', JWT_SECRET: 'j'.repeat(64), LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1', SCHEDULER_INTERVAL_MS: '200' },
     stdio: ['ignore', 'pipe', 'pipe'],

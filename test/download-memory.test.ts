@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startS3rver, type TestS3 } from './fixtures/s3rver.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const SCRIPT = path.join(import.meta.dirname, 'fixtures', 'download-memory.ts');
 const MB = 1024 * 1024;
@@ -22,7 +23,7 @@ type Measured = { peak: number; downloads: { status: number; contentLength: numb
 async function measure(file: string, env: Record<string, string>): Promise<Measured> {
   const childEnv = { ...process.env };
   delete childEnv.NODE_TEST_CONTEXT;
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, JSON.stringify({ file, env })], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...RUN_TS, SCRIPT, JSON.stringify({ file, env })], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (b) => (out += b));

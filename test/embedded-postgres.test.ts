@@ -11,6 +11,7 @@ import { after, test } from 'node:test';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
 import { embeddedPostgresUnavailable, startEmbeddedPostgres } from '../src/db/embedded-postgres.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 /**
  * EMBEDDED_DB=postgres: the server in DATA_DIR/pg, shared by Signet processes, gone with the last of
@@ -91,7 +92,7 @@ async function otherProcess(dataDir: string, sql = 'SELECT 1'): Promise<Owner> {
   `;
   const env = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: path.dirname(fileURLToPath(import.meta.url)), env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...RUN_TS, '--input-type=module', '-e', code], { cwd: path.dirname(fileURLToPath(import.meta.url)), env, stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(proc);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const first = await new Promise<string>((resolve, reject) => {

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 import { multipart, postMultipart, samplePdf, sigField, signer } from './fixtures/envelopes.js';
 import { loadGuides } from '../src/web/docs/guides.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -134,7 +135,7 @@ describe('hints where people get stuck', () => {
 
   test('the start-up banner names the dashboard, docs and verify-document URLs', { timeout: 90_000 }, async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-banner-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    const child = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', 'serve'], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL: 'http://signet.test:8080', DATABASE_URL: '', WORKER_ENABLED: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -21,6 +21,7 @@ import { claim, enqueue } from '../src/jobs/queue.js';
 import { createWorker, type WorkerOptions } from '../src/jobs/worker.js';
 import { OPS_TOKEN, S2S_KEY, bearer, createTestApp, openTestDatabase, testPgliteImage } from './harness.js';
 import { assertError } from './fixtures/envelopes.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -146,7 +147,7 @@ async function runPoisonWorker(shared: Awaited<ReturnType<typeof sharedDatabase>
     POISON_JOB_TYPE: type,
     ...(shared.url ? { DATABASE_URL: shared.url, WORKER_SCHEMA: shared.schema } : {}),
   });
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'fixtures', 'poison-worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...RUN_TS, path.join(ROOT, 'test', 'fixtures', 'poison-worker.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   createInterface({ input: proc.stdout! }).on('line', (l) => output.push(l));
   createInterface({ input: proc.stderr! }).on('line', (l) => output.push(`[stderr] ${l}`));

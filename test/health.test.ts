@@ -10,6 +10,7 @@ import { after, describe, test } from 'node:test';
 import { createLocalStorage } from '../src/providers/storage/index.js';
 import { assertSameRuntime } from './fixtures/runtime.js';
 import { OPS_TOKEN, createTestApp, seedPgliteDataDir, type TestApp } from './harness.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const VERSION: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -143,7 +144,7 @@ describe('SIGTERM on `signet serve`', { skip: Boolean(process.env.DATABASE_URL) 
     // must not write into the shared PostgreSQL's public schema.
     delete env.DATABASE_URL;
     Object.assign(env, { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OPS_TOKEN, JWT_SECRET: 'j'.repeat(64), LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '1500' });
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     try {

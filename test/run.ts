@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { RUN_TS } from './fixtures/run-ts.js';
 import { filesForLane, testFiles } from './lanes.js';
 
 const lane = process.env.DATABASE_URL ? 'postgres' : 'pglite';
@@ -21,7 +22,7 @@ if (!named.length) {
   console.log(`# ${files.length} test files on ${lane === 'postgres' ? 'PostgreSQL' : 'PGlite'}, ${concurrency} at a time${skipped ? ` (${skipped} marked "test-lane: once" ran on PGlite)` : ''}`);
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...flags, ...files], {
+const child = spawn(process.execPath, [...RUN_TS, '--test', `--test-concurrency=${concurrency}`, ...flags, ...files], {
   cwd: path.dirname(import.meta.dirname),
   stdio: 'inherit',
 });

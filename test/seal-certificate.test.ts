@@ -18,6 +18,7 @@ import { createSealCheck } from '../src/providers/certs/check.js';
 import { generateDevP12, loadSigner } from '../src/providers/certs/signer.js';
 import { issue, testCa, writeP12, type Issued } from './fixtures/certs.js';
 import { OPS_TOKEN, seedPgliteDataDir } from './harness.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -143,7 +144,7 @@ async function start(command: 'serve' | 'worker', extra: Record<string, string>)
   await seedPgliteDataDir(dataDir);
   // PGlite in DATA_DIR whatever the suite's store: a real process must not write into the shared PostgreSQL's public schema.
   const { DATABASE_URL: _url, NODE_TEST_CONTEXT: _ctx, ...env } = process.env;
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
+  const proc = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', command], {
     cwd: ROOT,
     env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OPS_TOKEN, JWT_SECRET: 'j'.repeat(64), LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -14,6 +15,6 @@ test('the signer module does not load node-forge until it makes a development ce
     const before = loaded();
     generateDevP12('pw');
     console.log(JSON.stringify({ before, after: loaded() }));`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [...RUN_TS, '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
   assert.deepEqual(JSON.parse(out), { before: false, after: true });
 });

@@ -22,6 +22,7 @@ import { POSTGRES_CHUNK_BYTES } from '../src/providers/storage/postgres-storage.
 import { bearer, createTestApp, openTestDatabase, testConfig, type TestApp } from './harness.js';
 import { assertError, createEnvelope, drain, execSql, getEnvelope, inTx, person, recipientToken, samplePdf, signAs } from './fixtures/envelopes.js';
 import { S3RVER_CREDENTIALS, startS3rver, type TestS3 } from './fixtures/s3rver.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const MEMORY_SCRIPT = path.join(import.meta.dirname, 'fixtures', 'storage-memory.ts');
 
@@ -88,7 +89,7 @@ async function measureInChild(driver: 'postgres' | 's3', file: string, s3?: Test
   };
   const env = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
-  const child = spawn(process.execPath, ['--import', 'tsx', MEMORY_SCRIPT, JSON.stringify(args)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...RUN_TS, MEMORY_SCRIPT, JSON.stringify(args)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (b) => (out += b));

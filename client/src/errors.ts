@@ -1,16 +1,26 @@
 /** An error answered by Signet: `code` is the machine code to branch on (see the OpenAPI's error table). */
 export class SignetError extends Error {
   override readonly name = 'SignetError';
+  readonly status: number;
+  readonly code: string;
+  readonly details?: { path: string; message: string }[];
+  readonly requestId?: string;
+  /** The whole error body: some codes carry more (e.g. `retryAfterSeconds`, `required`). */
+  readonly body?: Record<string, unknown>;
   constructor(
-    readonly status: number,
-    readonly code: string,
+    status: number,
+    code: string,
     message: string,
-    readonly details?: { path: string; message: string }[],
-    readonly requestId?: string,
-    /** The whole error body: some codes carry more (e.g. `retryAfterSeconds`, `required`). */
-    readonly body?: Record<string, unknown>,
+    details?: { path: string; message: string }[],
+    requestId?: string,
+    body?: Record<string, unknown>,
   ) {
     super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.requestId = requestId;
+    this.body = body;
   }
 
   static fromBody(status: number, body: unknown, requestId?: string): SignetError {

@@ -16,11 +16,18 @@ const NAMESPACE = 'rl:';
 
 /** Shared counters while Redis answers; this process's own while it does not. */
 class FallbackStore implements Store {
+  private readonly redis: SharedRedis;
+  private readonly shared: Store;
+  private readonly local: Store;
   constructor(
-    private readonly redis: SharedRedis,
-    private readonly shared: Store,
-    private readonly local: Store,
-  ) {}
+    redis: SharedRedis,
+    shared: Store,
+    local: Store,
+  ) {
+    this.redis = redis;
+    this.shared = shared;
+    this.local = local;
+  }
 
   incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
     const count = (store: Store) => () =>

@@ -30,10 +30,14 @@ class Writer {
   private page!: PDFPage;
   private y = 0;
 
+  private readonly pdf: PDF;
+  private readonly rtl: boolean;
   constructor(
-    private readonly pdf: PDF,
-    private readonly rtl = false,
+    pdf: PDF,
+    rtl = false,
   ) {
+    this.pdf = pdf;
+    this.rtl = rtl;
     this.newPage();
   }
 

@@ -26,7 +26,7 @@ export type SandboxLimits = {
 const fromTs = extname(fileURLToPath(import.meta.url)) === '.ts';
 
 /**
- * A sibling module with this module's extension: `.ts` under tsx (tests, bench), `.js` once built,
+ * A sibling module with this module's extension: `.ts` from the sources (tests, bench), `.js` once built,
  * so the same code finds its worker file in both.
  */
 export function siblingModule(name: string): URL {
@@ -45,12 +45,10 @@ function spawn(file: URL, maxMemoryMb: number): Worker {
     },
   };
   if (!fromTs) return new Worker(file, options);
-  // Under tsx. Not `execArgv: ['--import', 'tsx']`: its loader would transform @libpdf/core's 1.4 MB
-  // bundle again in every worker (700 ms to a worker's first message against 210 ms, Node 24). The
-  // bootstrap loads @libpdf/core first, outside the loader, then registers tsx and imports the entry.
-  const lib = import.meta.resolve('@libpdf/core');
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const code = `import(${JSON.stringify(lib)}).then(() => import(${JSON.stringify(tsx)})).then((m) => { m.register(); return import(${JSON.stringify(file.href)}); });`;
+  // From the sources (tests, bench): Node.js strips the types, and the worker registers the resolve hook
+  // that maps `./x.js` to `./x.ts` (module hooks are per thread) before it imports its entry.
+  const hooks = new URL('../../scripts/ts-resolve.mjs', import.meta.url);
+  const code = `import(${JSON.stringify(hooks.href)}).then(() => import(${JSON.stringify(file.href)}));`;
   return new Worker(code, { ...options, eval: true });
 }
 
@@ -126,11 +124,15 @@ export class SandboxPool {
   private readonly maxQueue: number;
   private readonly maxQueuePerOwner: number;
 
+  private readonly file: URL;
+  private readonly maxMemoryMb: number;
   constructor(
-    private readonly file: URL,
-    private readonly maxMemoryMb: number,
+    file: URL,
+    maxMemoryMb: number,
     opts: PoolOptions = {},
   ) {
+    this.file = file;
+    this.maxMemoryMb = maxMemoryMb;
     this.size = opts.size ?? Math.max(2, Math.min(4, availableParallelism()));
     this.idleMs = opts.idleMs ?? 30_000;
     this.maxJobs = opts.maxJobsPerWorker ?? 1000;

@@ -48,13 +48,15 @@ export type OperationName = keyof typeof OPERATIONS;
 
 /** An AppError that also says, for the adapter and tests, what happened upstream. Only code and message reach a caller. */
 export class DocumensoCallError extends AppError {
+  readonly upstream: { op: OperationName; kind: FailureKind; status?: number; attempts: number };
   constructor(
     code: ErrorCode,
     message: string,
-    readonly upstream: { op: OperationName; kind: FailureKind; status?: number; attempts: number },
+    upstream: { op: OperationName; kind: FailureKind; status?: number; attempts: number },
     extras: Record<string, unknown> = {},
   ) {
     super(code, message, extras);
+    this.upstream = upstream;
   }
 }
 
@@ -87,11 +89,15 @@ type Failure = { kind: FailureKind; status?: number; detail?: string };
 
 /** A non-2xx download answer, or one that is not a PDF: classified like the SDK's errors. */
 class DownloadReply extends Error {
+  readonly status: number;
+  readonly detail?: string;
   constructor(
-    readonly status: number,
-    readonly detail?: string,
+    status: number,
+    detail?: string,
   ) {
     super(`download answered ${status}`);
+    this.status = status;
+    this.detail = detail;
   }
 }
 
@@ -154,11 +160,18 @@ class Breaker {
   private failures = 0;
   private openedAt: number | null = null;
   private probing = false;
+  private readonly threshold: number;
+  private readonly coolDownMs: number;
+  private readonly now: () => number;
   constructor(
-    private readonly threshold: number,
-    private readonly coolDownMs: number,
-    private readonly now: () => number,
-  ) {}
+    threshold: number,
+    coolDownMs: number,
+    now: () => number,
+  ) {
+    this.threshold = threshold;
+    this.coolDownMs = coolDownMs;
+    this.now = now;
+  }
 
   get state(): 'closed' | 'open' | 'half-open' {
     if (this.openedAt === null) return 'closed';
