@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { filesForLane, onceReason, testFiles, TEST_ROOT, usesDatabase } from './lanes.js';
+import { filesForLane, onceReason, runOrder, testFiles, TEST_ROOT, usesDatabase } from './lanes.js';
 
 const repo = path.dirname(TEST_ROOT);
 const read = (f: string) => readFileSync(path.join(repo, f), 'utf8');
@@ -47,6 +47,21 @@ test('a new file that opens a database runs on both stores unless marked; a malf
     assert.throws(() => filesForLane('postgres', dir), /unknown test lane "onec"/);
     writeFileSync(path.join(dir, 'new-module.test.ts'), '// test-lane: once\n');
     assert.throws(() => filesForLane('postgres', dir), /must say why/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('files that start processes or a browser run first, the rest after, each group in its own order', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'signet-lanes-'));
+  try {
+    const dir = path.join(root, 'test');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'a.test.ts'), "import { createTestApp } from './harness.js';\n");
+    writeFileSync(path.join(dir, 'b.test.ts'), "const page = await launchChromium();\n");
+    writeFileSync(path.join(dir, 'c.test.ts'), "spawn(process.execPath, [...RUN_TS, 'src/cli.ts']);\n");
+    writeFileSync(path.join(dir, 'd.test.ts'), '');
+    assert.deepEqual(runOrder(filesForLane('pglite', dir), dir), ['test/b.test.ts', 'test/c.test.ts', 'test/a.test.ts', 'test/d.test.ts']);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -3,19 +3,20 @@
  * With file arguments it runs just those. TEST_CONCURRENCY sets how many files run at once; the default
  * is one more than the CPUs, because files spend part of their time waiting on browsers, child processes
  * and timers (measured on 2 CPUs: 3 at a time took the PGlite lane from 7m51s to 7m03s). Every file keeps
- * its own ports, directories and database, so any order is safe.
+ * its own ports, directories and database, so any order is safe; those that start processes or a browser
+ * start first (test/lanes.ts, runOrder).
  */
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { RUN_TS } from './fixtures/run-ts.js';
-import { filesForLane, testFiles } from './lanes.js';
+import { filesForLane, runOrder, testFiles } from './lanes.js';
 
 const lane = process.env.DATABASE_URL ? 'postgres' : 'pglite';
 const args = process.argv.slice(2);
 const named = args.filter((a) => a.endsWith('.ts'));
 const flags = args.filter((a) => !a.endsWith('.ts'));
-const files = named.length ? named : filesForLane(lane);
+const files = named.length ? named : runOrder(filesForLane(lane));
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism() + 1;
 if (!named.length) {
   const skipped = testFiles().length - files.length;
