@@ -74,7 +74,9 @@ export type EngineStatus = { status: EnvelopeStatus; completedAt: Date | null; r
 export type CopyWithStatus = {
   /** What the status read needs of the row (no more is read): see StatusEnvelope in envelope-sync.ts. */
   envelope: Pick<typeof envelopes.$inferSelect, 'id' | 'engineEnvelopeId' | 'status' | 'title' | 'createdAt' | 'completedAt'>;
-  recipients: (typeof envelopeRecipients.$inferSelect)[]; status: EngineStatus };
+  recipients: (typeof envelopeRecipients.$inferSelect)[];
+  status: EngineStatus;
+};
 
 export type CreatedDocument = {
   engineEnvelopeId: string;
