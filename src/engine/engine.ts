@@ -71,7 +71,12 @@ export type EngineAttachment = { id: string; fieldId: number; recipientEmail: st
 export type EngineStatus = { status: EnvelopeStatus; completedAt: Date | null; recipients: EngineRecipientStatus[] };
 
 /** The service's stored copy of an envelope (its row and its recipients' by position) with the engine's status, read together. */
-export type CopyWithStatus = { envelope: typeof envelopes.$inferSelect; recipients: (typeof envelopeRecipients.$inferSelect)[]; status: EngineStatus };
+export type CopyWithStatus = {
+  /** What the status read needs of the row (no more is read): see StatusEnvelope in envelope-sync.ts. */
+  envelope: Pick<typeof envelopes.$inferSelect, 'id' | 'engineEnvelopeId' | 'status' | 'title' | 'createdAt' | 'completedAt'>;
+  recipients: (typeof envelopeRecipients.$inferSelect)[];
+  status: EngineStatus;
+};
 
 export type CreatedDocument = {
   engineEnvelopeId: string;

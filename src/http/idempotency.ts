@@ -66,9 +66,14 @@ export function registerIdempotency(app: FastifyInstance, opts: { idempotency: I
     return (await opts.repo.holds(opts.db, asSent, fingerprint)) ? asSent : { ...owner, key: KEY_NAMESPACES.rest + key };
   }
 
-  app.addHook('preHandler', async (request, reply) => {
+  // A callback hook: a read (most requests) returns at once, with no promise and no turn of the microtask queue.
+  app.addHook('preHandler', (request, reply, done) => {
     const mode = request.routeOptions.config.idempotency;
-    if (!MUTATING.has(request.method) || mode === 'handler') return;
+    if (!MUTATING.has(request.method) || mode === 'handler') return done();
+    reserve(request, reply, mode).then(() => done(), done);
+  });
+
+  async function reserve(request: FastifyRequest, reply: FastifyReply, mode: 'required' | 'optional' | undefined): Promise<void> {
     const owner = ownerOf(request, mode);
     if (!owner) return;
     const header = request.headers['idempotency-key'];
@@ -92,10 +97,11 @@ export function registerIdempotency(app: FastifyInstance, opts: { idempotency: I
     if (outcome?.kind === 'replay') {
       const { row } = outcome;
       reply.code(row.responseStatus!).headers(row.responseHeaders ?? {}).header('Idempotent-Replayed', 'true');
-      return reply.send(row.responseBody ?? '');
+      reply.send(row.responseBody ?? '');
+      return;
     }
     if (outcome) request.idempotency = outcome.reservation;
-  });
+  }
 
   // A handler that threw: a 4xx is the request's answer and is stored for replay; a 5xx is not.
   app.decorate('settleIdempotencyOnError', async (request: FastifyRequest, err: AppError, body: string) => {

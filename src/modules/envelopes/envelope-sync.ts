@@ -11,7 +11,7 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 
 /** What a sync reads and writes of the stored copy: equal before and under the lock, nobody synced in between. */
-const copyOf = (envelope: EnvelopeRow, recipients: StoredRecipientRow[]) =>
+const copyOf = (envelope: Pick<EnvelopeRow, 'status'>, recipients: StoredRecipientRow[]) =>
   JSON.stringify([envelope.status, recipients.map((r) => [r.id, r.signingStatus, r.readStatus, r.sendStatus, r.status, iso(r.signedAt), iso(r.viewedAt), iso(r.rejectedAt), r.rejectionReason])]);
 
 /**
@@ -20,7 +20,7 @@ const copyOf = (envelope: EnvelopeRow, recipients: StoredRecipientRow[]) =>
  * cancellation Signet recorded (refunded, its engine call queued: remote-sweeps.ts), unless the engine
  * completed the envelope first.
  */
-const asRecorded = (envelope: EnvelopeRow, status: EngineStatus): EngineStatus => {
+const asRecorded = (envelope: Pick<EnvelopeRow, 'status'>, status: EngineStatus): EngineStatus => {
   if (envelope.status === 'PENDING' && status.status === 'DRAFT') return { ...status, status: 'PENDING' };
   if (envelope.status === 'CANCELLED' && status.status !== 'COMPLETED') return { ...status, status: 'CANCELLED' };
   return status;
@@ -38,6 +38,9 @@ export type PublishedEvent = {
 
 /** An envelope's stored copy as it stands against the engine's status. */
 export type InStep = { envelope: EnvelopeRow; recipients: StoredRecipientRow[]; status: EngineStatus };
+
+/** What a live status read needs of the envelope's row (the local engine's statement reads no more). */
+export type StatusEnvelope = Pick<EnvelopeRow, 'id' | 'engineEnvelopeId' | 'status' | 'title' | 'createdAt' | 'completedAt'>;
 
 export type RecipientGate = { verificationId: string; chargedMicros: bigint; verified: boolean };
 
@@ -136,6 +139,18 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     };
   }
 
+  /** The live status answer: the envelope's status fields and its recipients (all of this envelope's), no more built. */
+  function statusDtoOf(e: StatusEnvelope, parts: { recipients: StoredRecipientRow[]; links: Map<string, string>; gates: Map<string, RecipientGate> }) {
+    return {
+      envelopeId: e.id,
+      title: e.title,
+      status: e.status as EnvelopeStatus,
+      createdAt: e.createdAt.toISOString(),
+      completedAt: iso(e.completedAt),
+      recipients: parts.recipients.map((r) => recipientDto(r, parts.links, parts.gates)),
+    };
+  }
+
   async function toDto(tx: DbOrTx, rows: EnvelopeRow[], withEvents: boolean): Promise<TEnvelope[]> {
     const ids = rows.map((r) => r.id);
     const [recipients, fields] = await Promise.all([repo.recipients(tx, ids), repo.fields(tx, ids)]);
@@ -153,7 +168,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
   }
 
   /** What the stored copy lacks against the engine: recipient rows to update and events to record. Pure. */
-  function diff(envelope: EnvelopeRow, status: EngineStatus, stored: StoredRecipientRow[], now = new Date()) {
+  function diff(envelope: Pick<EnvelopeRow, 'status'>, status: EngineStatus, stored: StoredRecipientRow[], now = new Date()) {
     const byEngineId = new Map(stored.map((r) => [r.engineRecipientId, r]));
     const events: { eventType: ListedEventType; recipientEmail?: string | null }[] = [];
     const updates: { id: number; set: RecipientState }[] = [];
@@ -294,11 +309,11 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
    * carries the links. `copy.status`: the engine's status when it was read with the copy, in the same
    * statement (SigningEngine.statusWithCopy); else it is read here.
    */
-  async function readInStep(
+  async function readInStep<E extends StatusEnvelope>(
     db: DbOrTx,
-    copy: { envelope: EnvelopeRow; recipients: StoredRecipientRow[]; status?: EngineStatus },
+    copy: { envelope: E; recipients: StoredRecipientRow[]; status?: EngineStatus },
     lock: (tx: Tx) => Promise<EnvelopeRow>,
-  ): Promise<InStep & { links: Map<string, string>; gates: Map<string, RecipientGate> }> {
+  ): Promise<Omit<InStep, 'envelope'> & { envelope: E | EnvelopeRow; links: Map<string, string>; gates: Map<string, RecipientGate> }> {
     const status = asRecorded(copy.envelope, copy.status ?? (await engine.status(db, copy.envelope.engineEnvelopeId)));
     const read = diff(copy.envelope, status, copy.recipients).inStep
       ? { ...copy, status }
@@ -335,7 +350,7 @@ export function createEnvelopeSync(deps: EnvelopeSyncDeps) {
     }
   }
 
-  return { toDto, dtoOf, gatesOf, fieldDto, linksOf, syncFromEngine, reconcile, lockAndSync, readInStep, syncOutside };
+  return { toDto, dtoOf, statusDtoOf, gatesOf, fieldDto, linksOf, syncFromEngine, reconcile, lockAndSync, readInStep, syncOutside };
 }
 
 export type EnvelopeSync = ReturnType<typeof createEnvelopeSync>;

@@ -57,7 +57,7 @@ export type PlanSource = { parts: UploadPart[] } | { prepared: () => Promise<{ d
 export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
-  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'reconcile' | 'linksOf' | 'toDto' | 'dtoOf' | 'gatesOf' | 'fieldDto' | 'readInStep'>;
+  sync: Pick<EnvelopeSync, 'syncFromEngine' | 'reconcile' | 'linksOf' | 'toDto' | 'dtoOf' | 'statusDtoOf' | 'gatesOf' | 'fieldDto' | 'readInStep'>;
   billing: Pick<BillingService, 'charge' | 'assertAffordable' | 'quote'>;
   /** Creates and charges (USD 0.50) a gated recipient's verification in the caller's transaction. */
   verifications: Pick<VerificationsService, 'createForRecipient'>;
@@ -255,8 +255,7 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       if (!copy) throw new AppError('ENVELOPE_NOT_FOUND', 'No such envelope');
       // Pollers of one envelope do not queue on its lock: it is taken only to correct a stale copy.
       const { envelope, recipients, links, gates } = await sync.readInStep(db, copy, (tx) => requireEnvelope(tx, id, owner, true));
-      const dto = dtoOf(envelope, { recipients, fields: [], links, gates });
-      return { envelopeId: dto.envelopeId, title: dto.title, status: dto.status, createdAt: dto.createdAt, completedAt: dto.completedAt, recipients: dto.recipients };
+      return sync.statusDtoOf(envelope, { recipients, links, gates });
     },
 
     async send(tx: Tx, ctx: RequestContext, id: string, meta: TCreatePayload['meta']) {
