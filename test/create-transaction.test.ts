@@ -11,7 +11,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Logger } from 'drizzle-orm/logger';
 import { createLocalStorage } from '../src/providers/storage/index.js';
-import { envelopeBody, makePdf, multipart, newKey, postMultipart, samplePdf } from './fixtures/envelopes.js';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../src/db/client.js';
+import { drain, envelopeBody, makePdf, multipart, newKey, postMultipart, samplePdf } from './fixtures/envelopes.js';
 import { loggedDatabase } from './fixtures/logged-database.js';
 import { bearer, createTestApp, type TestApp } from './harness.js';
 
@@ -154,4 +156,16 @@ test("a send's engine writes (SENT, its event, the invitations' jobs and the rec
   const syncWrites = entries.filter((e) => e.kind === 'sql' && /envelope_events|envelope_recipients/.test(e.text) && /^(insert|update|with)/.test(e.text));
   assert.equal(syncWrites.length, 1, `one statement:\n${syncWrites.map((e) => e.text.replace(/\s+/g, ' ').slice(0, 100)).join('\n')}`);
   for (const part of [/update envelope_recipients/, /update envelopes set status/, /insert into envelope_events/]) assert.match(syncWrites[0].text.replace(/\s+/g, ' '), part);
+});
+
+test("a create-and-send's jobs (its distribution, its two invitations) are marked done by the worker's claims, none by a statement of its own", async () => {
+  const { envelopeId } = await createAndSend();
+  const { entries } = await recorded(() => drain(t));
+  const jobs = rowsOf<{ type: string; status: string }>(await t.container.db.execute(sql`SELECT type, status FROM jobs WHERE type IN ('envelope.distribute', 'email.send') ORDER BY id DESC LIMIT 3`));
+  assert.deepEqual(jobs.map((j) => j.status), ['done', 'done', 'done'], JSON.stringify(jobs));
+  const env = await t.app.inject({ url: `/v1/envelopes/${envelopeId}`, headers: bearer(t.customer.apiKey) });
+  assert.equal((env.json() as { status: string }).status, 'SENT');
+  // A completion of one job alone (`WHERE id = $1`) is a statement the claim that follows would have carried.
+  const single = entries.filter((e) => e.kind === 'sql' && /^update jobs set status = 'done'/.test(e.text.replace(/\s+/g, ' ').trim()) && !/id = any/.test(e.text));
+  assert.equal(single.length, 0, single.map((e) => e.text.replace(/\s+/g, ' ').slice(0, 120)).join('\n'));
 });

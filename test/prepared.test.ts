@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { rowsOf, type Database, type DbOrTx } from '../src/db/client.js';
 import { preparedPer, preparedSql } from '../src/db/prepared.js';
 import { jobs } from '../src/db/schema/index.js';
+import { createWebhooksRepo } from '../src/modules/webhooks/webhooks.repo.js';
 import { openTestDatabase } from './harness.js';
 
 let dataDir: string;
@@ -66,4 +68,16 @@ test('a raw statement is built once per key and runs with each call\'s values', 
     assert.equal(await n(tx, 'raw-b', '1'), 2, 'bound to the transaction: it sees its uncommitted row');
   });
   assert.deepEqual(builds, ['raw-a', 'raw-b'], 'built once per key');
+});
+
+test("an event's lookup of its owner's webhook registrations is prepared, not planned for every event (proven on PostgreSQL)", async (t) => {
+  if (!process.env.DATABASE_URL) return t.skip('PGlite has no prepared statements to see');
+  const repo = createWebhooksRepo();
+  const owner = { customerId: randomUUID(), mode: 'live' as const };
+  await database.db.transaction(async (tx) => {
+    assert.deepEqual(await repo.active(tx, owner), [], 'no registrations');
+    // pg_prepared_statements is the session's: the transaction's connection is the one that ran the lookup.
+    const held = rowsOf<{ statement: string }>(await tx.execute(sql`SELECT statement FROM pg_prepared_statements`)).map((r) => r.statement.replace(/\s+/g, ' '));
+    assert.ok(held.some((s) => /from "webhooks" where/i.test(s)), `the lookup is prepared; held:\n${held.join('\n')}`);
+  });
 });

@@ -74,21 +74,22 @@ export function createEnvelopeSend(deps: EnvelopeSendDeps) {
     },
 
     /**
-     * The distribution job: PENDING → SENT, invitations out; `done` (the job's completion) commits with
-     * the outcome. Safe to run twice. A remote engine is called with no transaction open.
+     * The distribution job: PENDING → SENT, invitations out. Safe to run twice: a second run finds the
+     * envelope sent and does nothing, so the job is marked done by the worker's next claim (the claim
+     * that takes the invitations this queued), not by a statement of its own here. A remote engine is
+     * called with no transaction open.
      */
-    async distribute(db: Db, envelopeId: string, done: (tx: Tx) => Promise<boolean>): Promise<boolean> {
+    async distribute(db: Db, envelopeId: string): Promise<void> {
       if (engine.remote) {
         const envelope = await repo.findById(db, envelopeId);
         if (envelope?.status === 'PENDING') await engine.send(db, envelope.engineEnvelopeId, { meta: envelope.meta, testSend: envelope.testSend });
       }
-      return db.transaction(async (tx) => {
+      await db.transaction(async (tx) => {
         const envelope = await repo.findById(tx, envelopeId, true);
         if (envelope?.status === 'PENDING') {
           const live = engine.remote ? undefined : await engine.send(tx, envelope.engineEnvelopeId);
           await sync.syncFromEngine(tx, envelope, live ?? undefined);
         }
-        return done(tx);
       });
     },
   };

@@ -7,12 +7,16 @@ import { CANCEL_JOB, EXPIRE_JOB, PURGE_JOB } from './remote-sweeps.js';
 
 export const DISTRIBUTE_JOB = 'envelope.distribute';
 
-/** PENDING → SENT: the invitations of a send go out after the request committed; the job ends done in the transaction that records it. */
+/**
+ * PENDING → SENT: the invitations of a send go out after the request committed. The job is marked done
+ * by the worker's next claim, which the invitations it queues cause anyway (worker.ts): a completion
+ * of its own in the distribution's transaction cost one more statement per envelope (issue 38).
+ */
 export const distributeJob = (deps: { db: Db; envelopes: Pick<EnvelopesService, 'distribute'> }) =>
   defineJob({
     type: DISTRIBUTE_JOB,
     payload: z.object({ envelopeId: z.guid() }),
-    handle: async ({ envelopeId }, ctx) => ((await deps.envelopes.distribute(deps.db, envelopeId, (tx) => complete(tx, ctx.jobId, ctx.workerId))) ? 'completed' : undefined),
+    handle: ({ envelopeId }) => deps.envelopes.distribute(deps.db, envelopeId),
   });
 
 /** A remote engine's expiry, purge and cancellation, one envelope per job (remote-sweeps.ts); each ends done with its outcome. */

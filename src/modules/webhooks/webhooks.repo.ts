@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
+import { preparedPer } from '../../db/prepared.js';
 import { webhookDeliveries, webhooks } from '../../db/schema/index.js';
 import type { Owner } from '../envelopes/envelopes.repo.js';
 
@@ -9,6 +10,16 @@ export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 const owned = (id: string, o: Owner) => and(eq(webhooks.id, id), eq(webhooks.customerId, o.customerId), eq(webhooks.mode, o.mode), isNull(webhooks.deletedAt));
 
 export function createWebhooksRepo() {
+  // Every event a state change records looks up its owner's registrations (most have none), in the
+  // state change's transaction: built and planned once (db/prepared.ts), not on every event.
+  const activeStmt = preparedPer((db) =>
+    db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.customerId, sql.placeholder('customerId')), eq(webhooks.mode, sql.placeholder('mode')), eq(webhooks.active, true), isNull(webhooks.deletedAt)))
+      .prepare('webhooks_active'),
+  );
+
   return {
     async insert(tx: DbOrTx, row: typeof webhooks.$inferInsert): Promise<WebhookRow> {
       const [r] = await tx.insert(webhooks).values(row).returning();
@@ -38,10 +49,7 @@ export function createWebhooksRepo() {
 
     /** Active registrations of an owner; the caller filters by event. */
     async active(tx: DbOrTx, owner: Owner): Promise<WebhookRow[]> {
-      return tx
-        .select()
-        .from(webhooks)
-        .where(and(eq(webhooks.customerId, owner.customerId), eq(webhooks.mode, owner.mode), eq(webhooks.active, true), isNull(webhooks.deletedAt)));
+      return activeStmt(tx).execute({ customerId: owner.customerId, mode: owner.mode });
     },
 
     async update(tx: DbOrTx, id: string, set: Partial<typeof webhooks.$inferInsert>): Promise<WebhookRow> {
