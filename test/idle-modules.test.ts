@@ -10,7 +10,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
  * the packages most servers never use load on first use, not with the server (docs/operating.md:
  * Memory). Counted by a load hook (ES modules leave no trace in require.cache), in this thread only.
  */
-test('an idle server, its sealing certificate checked, has not loaded viem, @x402 or @libpdf/core; a wallet sign-in loads viem', () => {
+test('an idle server, its sealing certificate checked, has not loaded viem, @x402, @libpdf/core or openid-client; a wallet sign-in loads viem', () => {
   const script = `
     import { registerHooks } from 'node:module';
     const urls = new Set();
@@ -19,6 +19,7 @@ test('an idle server, its sealing certificate checked, has not loaded viem, @x40
       viem: [...urls].some((u) => u.includes('/node_modules/viem/')),
       x402: [...urls].some((u) => u.includes('/node_modules/@x402/')),
       libpdf: [...urls].some((u) => u.includes('/node_modules/@libpdf/core/')),
+      oidc: [...urls].some((u) => u.includes('/node_modules/openid-client/')),
     });
     const { createTestApp } = await import('./test/harness.ts');
     const t = await createTestApp();
@@ -33,7 +34,7 @@ test('an idle server, its sealing certificate checked, has not loaded viem, @x40
     console.log(JSON.stringify({ seal: seal.certificate, health: health.statusCode, idle, challenge: challenge.statusCode, after }));`;
   const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
   const result = JSON.parse(out.trim().split('\n').at(-1)!);
-  assert.deepEqual(result.idle, { viem: false, x402: false, libpdf: false });
+  assert.deepEqual(result.idle, { viem: false, x402: false, libpdf: false, oidc: false });
   assert.equal(result.seal, 'development');
   assert.equal(result.health, 200);
   // An address in mixed case carries an EIP-55 checksum, checked with viem: this one's is wrong.
