@@ -91,6 +91,19 @@ const server = () => {
 export const SEMI_SPACE_MB = 8;
 
 /**
+ * V8 flags a server process starts with, each unless given on node's command line (or, where Node
+ * allows it there, in NODE_OPTIONS): the semi-space bound above, and one background thread to
+ * recompile PGlite's hot WebAssembly with V8's optimizing compiler instead of one per core. Those
+ * recompilations run side by side at start, each allocating tens of MiB it frees, which then stay in
+ * malloc's arenas (a first start on PGlite held some 25 MiB more with them); one at a time, the same
+ * functions are optimized, later (docs/operating.md: Memory).
+ */
+export const V8_FLAGS: ReadonlyArray<{ name: string; value: string }> = [
+  { name: 'max-semi-space-size', value: String(SEMI_SPACE_MB) },
+  { name: 'wasm-num-compilation-tasks', value: '1' },
+];
+
+/**
  * glibc's malloc settings for a server process, each set unless the operator set it: 2 arenas (its
  * default is 8 per core, each holding freed memory apart), and a fixed 128 KiB threshold above which a
  * block is its own mapping, returned to the system when freed. glibc's default raises that threshold
@@ -104,20 +117,20 @@ export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: 
  * Node.js 24 sizes V8's young generation from the machine's memory: up to 64 MiB semi-spaces, which a
  * server fills while it loads and keeps committed at idle (some 80 MiB of RSS on the main thread
  * alone). Node 20 used 16 MiB; 8 holds some 20 MiB less again, at no CPU per request we could
- * measure (docs/operating.md: Memory). The flag must be set when the process starts, so a server process
- * started without one replaces itself (execve: same pid, same stdio, nothing left behind) with
- * `node --max-semi-space-size=8 <same arguments>`, before any module of the server loads, and with
- * MALLOC_ENV's variables where unset (glibc reads them at start). An operator's own
- * `--max-semi-space-size` (on node's command line or in NODE_OPTIONS) and malloc variables are kept as
- * given; with all set nothing is replaced (docs/operating.md: Memory).
+ * measure (docs/operating.md: Memory). V8's flags must be set when the process starts, so a server
+ * process started without V8_FLAGS replaces itself (execve: same pid, same stdio, nothing left behind)
+ * with `node <the missing flags> <same arguments>`, before any module of the server loads, and with
+ * MALLOC_ENV's variables where unset (glibc reads them at start). An operator's own flags (on node's
+ * command line or in NODE_OPTIONS) and malloc variables are kept as given; with all set nothing is
+ * replaced (docs/operating.md: Memory).
  */
 function boundYoungGeneration(): void {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  const semiSpaceSet = flags.some((f) => /^--max[-_]semi[-_]space[-_]size\b/.test(f));
+  const given = (name: string) => flags.some((f) => new RegExp(`^--${name.replaceAll('-', '[-_]')}\\b`).test(f));
+  const node = V8_FLAGS.filter((f) => !given(f.name)).map((f) => `--${f.name}=${f.value}`);
   const mallocUnset = process.platform === 'linux' ? Object.entries(MALLOC_ENV).filter(([k]) => process.env[k] === undefined) : [];
   // Windows has no execve: the server runs with Node's defaults there.
-  if ((semiSpaceSet && mallocUnset.length === 0) || typeof process.execve !== 'function') return;
-  const node = semiSpaceSet ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
+  if ((node.length === 0 && mallocUnset.length === 0) || typeof process.execve !== 'function') return;
   const env = mallocUnset.length ? { ...process.env, ...Object.fromEntries(mallocUnset) } : process.env;
   process.execve(process.execPath, [process.execPath, ...node, ...process.execArgv, ...process.argv.slice(1)], env);
 }

@@ -21,11 +21,7 @@ import { authPeriodicTasks } from './modules/auth/auth.jobs.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createWalletTokens } from './modules/auth/wallet-jwt.js';
-import { createX402Repo } from './modules/x402/x402.repo.js';
 import { x402PeriodicTasks, x402SweepJob } from './modules/x402/x402.jobs.js';
-import { createX402Service } from './modules/x402/x402.service.js';
-import { createX402Chain } from './providers/payments/x402-chain.js';
-import { createX402Facilitator } from './providers/payments/x402-facilitator.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createBillingRepo } from './modules/billing/billing.repo.js';
@@ -65,7 +61,7 @@ import { createSignerAttachments } from './engine/local/signer-attachments.js';
 import { closeSealWorkers, createSealer } from './pdf/seal-sandbox.js';
 import { archival } from './engine/local/archive-job.js';
 import type { PreparedDocument, UploadPart } from './pdf/types.js';
-import { createSealCheck } from './providers/certs/check.js';
+import { checkInWorker, createSealCheck } from './providers/certs/check.js';
 import { loadSigner } from './providers/certs/signer.js';
 import { sealingKeyOf } from './pdf/seal-signature.js';
 import { createDocumentsService } from './modules/documents/documents.service.js';
@@ -181,23 +177,18 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   });
   // Balance refunds credit the balance in a job; wallet (x402) refunds are records the operator completes.
   const refunds = createRefundsService({ repo: createRefundsRepo(), wallet: createWalletRefundsRepo(), billing, audit, metrics });
-  // x402 pay-per-call: on when X402_* is configured; the facilitator is reached on the first paid call.
-  const x402 = config.x402 && {
-    config: config.x402,
-    service: createX402Service({
+  // x402 pay-per-call (container-x402.ts, imported only when X402_* is configured).
+  const x402 =
+    config.x402 &&
+    (await import('./container-x402.js')).createX402(config.x402, {
       db,
-      config: config.x402,
-      facilitator: createX402Facilitator(config.x402),
-      repo: createX402Repo(),
       billing,
       refunds,
       audit,
       topUpUrl: `${config.dashboardUrl}/billing`,
       log: logger.child({ component: 'x402' }),
       metrics,
-      chain: config.x402.rpcUrl ? createX402Chain({ ...config.x402, rpcUrl: config.x402.rpcUrl }) : undefined,
-    }),
-  };
+    });
   const envelopesRepo = createEnvelopesRepo();
   // Imported only when configured: Documenso's SDK is most of a start-up's module graph otherwise.
   const remote = config.documenso && (await import('./engine/documenso/index.js')).createDocumenso({ config: config.documenso, maxPdfBytes: config.maxPdfBytes, db, log: logger.child({ component: 'documenso' }), envelopeIdsOfRecipients: envelopesRepo.engineEnvelopeIdsOfRecipients, heldOf: envelopesRepo.heldEngineEnvelopeIds, now: () => clock().getTime() });
@@ -246,8 +237,11 @@ export async function createContainer(config: Config, overrides: ContainerOverri
   // The sealing certificate is loaded once, on first use, and reused.
   let signer: ReturnType<typeof loadSigner> | undefined;
   const getSigner = () => (signer ??= loadSigner({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir }));
-  // Checked at start (main), so a bad certificate refuses the process instead of failing every seal.
-  const sealCertificate = createSealCheck(getSigner, { allowSelfSigned: config.signingCertAllowSelfSigned });
+  // Checked at start (main), so a bad certificate refuses the process instead of failing every seal;
+  // in a worker thread, so that an idle server does not hold what opening it loads (check.ts).
+  const sealCertificate = createSealCheck(() =>
+    checkInWorker({ p12Path: config.signingCertP12Path, passphrase: config.signingCertPassphrase, dataDir: config.dataDir, allowSelfSigned: config.signingCertAllowSelfSigned }),
+  );
   // /verify-document: sealed files by their hash, and the sealing certificate's key for the PAdES check.
   let sealingKey: Promise<ReturnType<typeof sealingKeyOf>> | undefined;
   const documents = createDocumentsService({

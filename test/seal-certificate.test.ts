@@ -14,8 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { ConfigError } from '../src/config-error.js';
-import { createSealCheck } from '../src/providers/certs/check.js';
-import { generateDevP12, loadSigner } from '../src/providers/certs/signer.js';
+import { checkInWorker, createSealCheck } from '../src/providers/certs/check.js';
+import { generateDevP12 } from '../src/providers/certs/signer.js';
 import { issue, testCa, writeP12, type Issued } from './fixtures/certs.js';
 import { OPS_TOKEN, seedPgliteDataDir } from './harness.js';
 import { RUN_TS } from './fixtures/run-ts.js';
@@ -37,7 +37,7 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** The check main runs (container.sealCertificate.check) on this P12. */
 const check = (p12Path: string | undefined, passphrase = PASS, allowSelfSigned = false) =>
-  createSealCheck(() => loadSigner({ p12Path, passphrase, dataDir: path.join(tmp, 'dev') }), { allowSelfSigned }).check();
+  createSealCheck(() => checkInWorker({ p12Path, passphrase, dataDir: path.join(tmp, 'dev'), allowSelfSigned })).check();
 
 const refusedWith = (pattern: RegExp) => (err: unknown) => {
   assert.ok(err instanceof ConfigError, `not a ConfigError: ${err}`);

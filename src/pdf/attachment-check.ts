@@ -9,12 +9,12 @@
 import { inflateSync } from 'node:zlib';
 import { PdfArray, PdfDict, PdfName, PdfRef, PdfStream, type PDF } from '@libpdf/core';
 import { AppError, type ErrorCode } from '../errors.js';
+import { ATTACHMENT_TYPES, type AttachmentType } from './attachment-types.js';
 import { countDecoded, DecodeRefusal, readChecked } from './decode-guard.js';
 import { loadPart, sha256Hex } from './document.js';
 import { readImageSize } from './image-header.js';
 
-export const ATTACHMENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg'] as const;
-export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
+export { ATTACHMENT_TYPES, type AttachmentType };
 
 /** An attached photo or scan may be larger than a signature image: 12 Mpx phone photos pass, 10000×10000 bombs do not. */
 export const MAX_ATTACHMENT_SIDE = 10_000;

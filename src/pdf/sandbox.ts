@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { AppError, type ErrorCode } from '../errors.js';
 
 /**
@@ -26,24 +26,30 @@ export type SandboxLimits = {
 const fromTs = extname(fileURLToPath(import.meta.url)) === '.ts';
 
 /**
- * A sibling module with this module's extension: `.ts` from the sources (tests, bench), `.js` once built,
- * so the same code finds its worker file in both.
+ * A sibling module (of this one, or of the module whose URL is `of`) with this module's extension:
+ * `.ts` from the sources (tests, bench), `.js` once built, so the same code finds its worker file in both.
  */
-export function siblingModule(name: string): URL {
-  return new URL(`./${name}${fromTs ? '.ts' : '.js'}`, import.meta.url);
+export function siblingModule(name: string, of: string = import.meta.url): URL {
+  return new URL(`./${name}${fromTs ? '.ts' : '.js'}`, of);
 }
 
 function spawn(file: URL, maxMemoryMb: number): Worker {
-  const options = {
-    // Not the parent's flags (--input-type, --test, --inspect...): the worker needs none of them.
-    execArgv: [],
+  return startWorker(file, {
     workerData: { maxMemoryMb },
     resourceLimits: {
       maxOldGenerationSizeMb: maxMemoryMb,
       maxYoungGenerationSizeMb: Math.min(64, Math.max(8, Math.round(maxMemoryMb / 8))),
       stackSizeMb: 4,
     },
-  };
+  });
+}
+
+/**
+ * A worker thread running `file` (a siblingModule-style URL), built or from the sources, without the parent's
+ * flags (--input-type, --test, --inspect...): the worker needs none of them.
+ */
+export function startWorker(file: URL, opts: Pick<WorkerOptions, 'workerData' | 'resourceLimits'>): Worker {
+  const options = { ...opts, execArgv: [] };
   if (!fromTs) return new Worker(file, options);
   // From the sources (tests, bench): Node.js strips the types, and the worker registers the resolve hook
   // that maps `./x.js` to `./x.ts` (module hooks are per thread) before it imports its entry.

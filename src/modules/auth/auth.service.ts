@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { isHex, size, verifyMessage } from 'viem';
-import { createSiweMessage } from 'viem/siwe';
 import type { Db, DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
@@ -38,11 +36,12 @@ type Deps = {
  */
 export function createAuthService(deps: Deps) {
   const url = new URL(deps.publicUrl);
-  const messageOf = (walletAddress: string, nonce: string, issuedAt: Date, expirationTime: Date) =>
-    createSiweMessage({
+  // viem loads with the first sign-in, not with the server (wallet-address.ts).
+  const messageOf = async (walletAddress: string, nonce: string, issuedAt: Date, expirationTime: Date) =>
+    (await import('viem/siwe')).createSiweMessage({
       domain: url.host,
       uri: deps.publicUrl,
-      address: checksummed(walletAddress),
+      address: await checksummed(walletAddress),
       statement: STATEMENT,
       version: '1',
       chainId: CHAIN_ID,
@@ -53,7 +52,7 @@ export function createAuthService(deps: Deps) {
 
   return {
     async challenge(wallet: unknown): Promise<TChallenge> {
-      const walletAddress = parseWalletAddress(wallet);
+      const walletAddress = await parseWalletAddress(wallet);
       if (!walletAddress) throw new AppError('INVALID_WALLET_ADDRESS', 'wallet must be 0x followed by 40 hex digits (a mixed-case address must carry a valid EIP-55 checksum)');
       // 128 random bits, hex: SIWE nonces must be alphanumeric and at least 8 characters.
       const nonce = randomBytes(16).toString('hex');
@@ -61,7 +60,7 @@ export function createAuthService(deps: Deps) {
       const issuedAt = new Date(deps.now().getTime());
       const expiresAt = new Date(issuedAt.getTime() + NONCE_TTL_MS);
       await deps.repo.insertNonce(deps.db, { nonceHash: sha256Hex(nonce), walletAddress, createdAt: issuedAt, expiresAt });
-      return { nonce, message: messageOf(walletAddress, nonce, issuedAt, expiresAt), expiresAt: expiresAt.toISOString() };
+      return { nonce, message: await messageOf(walletAddress, nonce, issuedAt, expiresAt), expiresAt: expiresAt.toISOString() };
     },
 
     /**
@@ -72,7 +71,7 @@ export function createAuthService(deps: Deps) {
     async verify(body: Partial<TVerifyBody> | null | undefined, request: { requestId: string; ip: string }): Promise<TWalletSession> {
       const { walletAddress: rawWallet, nonce, signature } = body ?? {};
       if (!rawWallet || !nonce || !signature) throw new AppError('MISSING_FIELDS', 'walletAddress, nonce and signature are required');
-      const walletAddress = parseWalletAddress(rawWallet);
+      const walletAddress = await parseWalletAddress(rawWallet);
       if (!walletAddress) throw new AppError('INVALID_WALLET_ADDRESS', 'walletAddress must be 0x followed by 40 hex digits');
       const nonceHash = sha256Hex(nonce);
       const row = await deps.repo.findNonce(deps.db, nonceHash);
@@ -81,7 +80,7 @@ export function createAuthService(deps: Deps) {
       const now = deps.now();
       if (row.usedAt) throw new AppError('NONCE_ALREADY_USED', 'The nonce was already used; request a new challenge');
       if (row.expiresAt <= now) throw new AppError('CHALLENGE_EXPIRED', 'The challenge expired; request a new one');
-      await checkSignature(messageOf(walletAddress, nonce, row.createdAt, row.expiresAt), walletAddress, signature);
+      await checkSignature(await messageOf(walletAddress, nonce, row.createdAt, row.expiresAt), walletAddress, signature);
 
       return deps.db.transaction(async (tx: Tx) => {
         if (!(await deps.repo.consumeNonce(tx, { nonceHash, walletAddress, now }))) {
@@ -110,6 +109,7 @@ export function createAuthService(deps: Deps) {
 /** personal_sign (EIP-191) over the message by the wallet's key. */
 async function checkSignature(message: string, walletAddress: string, signature: string): Promise<void> {
   const refused = () => new AppError('INVALID_SIGNATURE', 'The signature does not recover the wallet address over the challenge message');
+  const { isHex, size, verifyMessage } = await import('viem');
   if (!isHex(signature, { strict: true })) throw refused();
   // 65 bytes (r, s, v) or 64 (EIP-2098 compact) is an EOA's; anything else is a contract wallet's
   // (EIP-1271, or ERC-6492 wrapped), which only the wallet's contract can check, through an RPC.
@@ -119,7 +119,7 @@ async function checkSignature(message: string, walletAddress: string, signature:
   }
   let ok = false;
   try {
-    ok = await verifyMessage({ address: checksummed(walletAddress), message, signature });
+    ok = await verifyMessage({ address: await checksummed(walletAddress), message, signature });
   } catch {
     ok = false;
   }

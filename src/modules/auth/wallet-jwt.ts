@@ -45,7 +45,7 @@ export function createWalletTokens(deps: { secret: string; publicUrl: string; no
       } catch {
         throw invalid();
       }
-      const walletAddress = parseWalletAddress(payload.sub);
+      const walletAddress = await parseWalletAddress(payload.sub);
       const customerId = payload.customerId;
       if (walletAddress === undefined || walletAddress !== payload.sub || typeof customerId !== 'string' || !UUID.test(customerId)) throw invalid();
       return { walletAddress, customerId };

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { PUBLIC_PAGE_HELMET } from '../../web/public-page.js';
-import { loadGuides } from '../../web/docs/guides.js';
 import { DOCS_PAGE_HELMET, HOME_LINKS, loadDocsAssets, loadReferenceAssets, renderGuidePage, renderGuidesIndex, renderHomePage, renderReferencePage } from '../../web/docs/pages.js';
+import type { Guides } from '../../web/docs/guides.js';
 import type { PageAssets } from '../../web/static-assets.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -28,17 +28,24 @@ const html = (reply: FastifyReply, body: string) => reply.type('text/html; chars
 
 /**
  * GET / (what this server is, with links), GET /docs (the API reference: Swagger UI over /openapi.json,
- * served from node_modules, never a CDN) and GET /docs/guides/… (docs/*.md, rendered once at start).
+ * served from node_modules, never a CDN) and GET /docs/guides/… (docs/*.md, rendered once, with the
+ * first request for a guide: most servers never serve one, and marked and the rendered pages would be
+ * held from start; docs/operating.md: Memory).
  */
 export function docsRoutes(deps: { version: string; publicUrl: string }) {
   return async function (app: FastifyInstance): Promise<void> {
     const assets = loadDocsAssets();
     const reference = loadReferenceAssets();
-    const guides = loadGuides();
     const home = renderHomePage({ prefix: assets.prefix, version: deps.version });
     const referencePage = renderReferencePage({ prefix: reference.prefix });
-    const index = renderGuidesIndex({ prefix: assets.prefix, guides: guides.list });
-    const pages = new Map(guides.list.map((g) => [g.name, renderGuidePage({ prefix: assets.prefix, guide: g, guides: guides.list })]));
+    let site: Promise<{ guides: Guides; index: string; pages: Map<string, string> }> | undefined;
+    const guidesSite = () =>
+      (site ??= import('../../web/docs/guides.js').then(({ loadGuides }) => {
+        const guides = loadGuides();
+        const index = renderGuidesIndex({ prefix: assets.prefix, guides: guides.list });
+        const pages = new Map(guides.list.map((g) => [g.name, renderGuidePage({ prefix: assets.prefix, guide: g, guides: guides.list })]));
+        return { guides, index, pages };
+      }));
     const base = deps.publicUrl.replace(/\/$/, '');
     const homeJson = {
       name: 'Signet',
@@ -52,15 +59,15 @@ export function docsRoutes(deps: { version: string; publicUrl: string }) {
       return wantsJson(request) ? reply.header('cache-control', 'no-cache').send(homeJson) : html(reply, home);
     });
     app.get('/docs', { ...hidden, helmet: DOCS_PAGE_HELMET }, async (_request, reply) => html(reply, referencePage));
-    app.get('/docs/guides', { ...hidden, helmet: PUBLIC_PAGE_HELMET }, async (_request, reply) => html(reply, index));
+    app.get('/docs/guides', { ...hidden, helmet: PUBLIC_PAGE_HELMET }, async (_request, reply) => html(reply, (await guidesSite()).index));
     app.get('/docs/guides/:name', { ...hidden, helmet: PUBLIC_PAGE_HELMET }, async (request, reply) => {
       const { name } = request.params as { name: string };
-      const page = pages.get(name.replace(/\.md$/, ''));
+      const page = (await guidesSite()).pages.get(name.replace(/\.md$/, ''));
       if (!page) throw new AppError('NOT_FOUND', `No guide ${name}`);
       return html(reply, page);
     });
     app.get('/docs/guides/files/*', { ...hidden, config: { rateLimit: false } }, async (request, reply) => {
-      const file = guides.file((request.params as { '*': string })['*']);
+      const file = (await guidesSite()).guides.file((request.params as { '*': string })['*']);
       if (!file) throw new AppError('NOT_FOUND', 'No such file in docs/');
       return reply.type(file.type).header('cache-control', 'public, max-age=3600').header('content-security-policy', IMAGE_CSP).send(file.body);
     });

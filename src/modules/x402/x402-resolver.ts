@@ -1,8 +1,6 @@
-import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
-import { authorizationTypes } from '@x402/evm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { verifyTypedData, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import type { Actor } from '../../context.js';
 import type { X402Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
@@ -66,6 +64,9 @@ export function x402Resolver(deps: Deps): PaymentResolver {
     // SPEC.md makes a test send free, which a payment cannot be: refused before anything is paid.
     if (testModeRequested(request)) throw new AppError('X402_NOT_APPLICABLE', 'X-Service-Test-Mode asks for a free test send, which needs an account (a test API key); x402 pays live calls only: drop the header to pay');
 
+    // @x402/core (and, below, @x402/evm and viem) load with the first payment, not with the server:
+    // with x402 off they never do (docs/operating.md: Memory).
+    const { decodePaymentSignatureHeader } = await import('@x402/core/http');
     let payload: PaymentPayload;
     try {
       payload = decodePaymentSignatureHeader(header);
@@ -207,6 +208,7 @@ export async function claimedPayer(payload: PaymentPayload, config: X402Config):
     throw new AppError('PAYMENT_INVALID', `The payment is in asset ${String(accepted.asset)}; this server takes ${config.asset} on ${config.network}`, { reason: 'asset_mismatch', ...terms });
   }
   const chainId = /^eip155:(\d+)$/.exec(config.network)?.[1];
+  const [{ authorizationTypes }, { verifyTypedData }] = await Promise.all([import('@x402/evm'), import('viem')]);
   let valid = false;
   try {
     valid = await verifyTypedData({

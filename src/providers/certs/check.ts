@@ -1,5 +1,6 @@
 import { constants, randomBytes, verify, X509Certificate } from 'node:crypto';
 import { ConfigError } from '../../config-error.js';
+import { siblingModule, startWorker } from '../../pdf/sandbox.js';
 import type { LoadedSigner } from './signer.js';
 
 /** The sealing certificate as /health and the dashboard show it: checked once at start. */
@@ -175,15 +176,40 @@ function inside(der: Uint8Array, parent: Element): Element[] {
   return out;
 }
 
+/** What the check opens (SIGNING_CERT_P12_PATH and its passphrase, or DATA_DIR's development seal) and how it judges it. */
+export type SealCheckInput = { p12Path?: string; passphrase?: string; dataDir: string; allowSelfSigned: boolean };
+type CheckReply = { outcome: SealCertificate } | { error: string; config: boolean };
+
+/**
+ * loadSigner and checkSealingCertificate in a short-lived worker thread (check-worker.ts): opening a
+ * PKCS#12 loads @libpdf/core and pkijs, and making the development seal node-forge, some 15 MiB that
+ * an idle server would otherwise hold for good; the main thread loads them with its first seal
+ * (docs/operating.md: Memory). Answers once the worker has ended; a ConfigError stays one.
+ */
+export function checkInWorker(input: SealCheckInput): Promise<SealCertificate> {
+  const worker = startWorker(siblingModule('check-worker', import.meta.url), { workerData: input });
+  return new Promise((resolve, reject) => {
+    let reply: CheckReply | undefined;
+    let failure: Error | undefined;
+    worker.once('message', (m: CheckReply) => (reply = m));
+    worker.once('error', (err) => (failure = err));
+    worker.once('exit', (code) => {
+      if (reply && 'outcome' in reply) resolve(reply.outcome);
+      else if (reply) reject(reply.config ? new ConfigError(reply.error) : new Error(reply.error));
+      else reject(failure ?? new Error(`the sealing certificate check ended (exit ${code}) without an answer`));
+    });
+  });
+}
+
 /**
  * The check, run once per process (at start by main) and kept: /health and the dashboard read the
  * outcome without doing any work. Before the check has run (a test app that never started) it is unknown.
  */
-export function createSealCheck(getSigner: () => Promise<LoadedSigner>, opts: { allowSelfSigned: boolean }) {
+export function createSealCheck(run: () => Promise<SealCertificate>) {
   let running: Promise<SealCertificate> | undefined;
   let outcome: SealCertificate | undefined;
   return {
-    check: (): Promise<SealCertificate> => (running ??= getSigner().then((loaded) => checkSealingCertificate(loaded, opts)).then((c) => (outcome = c))),
+    check: (): Promise<SealCertificate> => (running ??= run().then((c) => (outcome = c))),
     checked: (): SealCertificate | undefined => outcome,
   };
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { chmod, mkdir, open as openFile, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { P12Signer } from '@libpdf/core';
+import type { P12Signer } from '@libpdf/core';
 import type Forge from 'node-forge';
 import { ConfigError } from '../../config-error.js';
 
@@ -15,6 +15,12 @@ export type LoadedSigner = {
   /** The self-signed certificate Signet made for itself (no SIGNING_CERT_P12_PATH). */
   development: boolean;
 };
+
+/**
+ * @libpdf/core (its PKCS#12 reader) loads when a certificate is opened, not with the composition root
+ * that imports this module: the main thread needs it only for the key (docs/operating.md: Memory).
+ */
+const libpdf = () => import('@libpdf/core');
 
 export const DEV_P12_FILE = 'signing-cert.p12';
 export const DEV_PASS_FILE = 'signing-cert.pass';
@@ -110,6 +116,7 @@ async function writePrivate(path: string, data: string | Uint8Array): Promise<vo
 
 /** The operator's P12: a wrong passphrase and an unreadable file are configuration errors, each named. */
 async function openOperators(bytes: Uint8Array, passphrase: string, path: string): Promise<P12Signer> {
+  const { P12Signer } = await libpdf();
   try {
     return await P12Signer.create(new Uint8Array(bytes), passphrase);
   } catch (err) {
@@ -121,6 +128,7 @@ async function openOperators(bytes: Uint8Array, passphrase: string, path: string
 }
 
 async function open(bytes: Uint8Array, passphrase: string, path: string): Promise<P12Signer> {
+  const { P12Signer } = await libpdf();
   try {
     return await P12Signer.create(new Uint8Array(bytes), passphrase);
   } catch (err) {

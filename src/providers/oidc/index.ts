@@ -1,5 +1,3 @@
-import { createOpenIdConnectClient } from './openid-connect.js';
-
 /** What the dashboard keeps between sending the browser to the provider and its coming back. */
 export type OidcFlow = { state: string; nonce: string; codeVerifier: string };
 
@@ -31,7 +29,17 @@ export type OidcOptions = {
   onError?: (err: unknown, during: 'discovery' | 'callback') => void;
 };
 
+/**
+ * openid-client (with oauth4webapi, some 3 MiB) is imported with the first sign-in through the
+ * provider, not with the server: OIDC_* is off by default (docs/operating.md: Memory).
+ */
 export function createOidcClient(opts: OidcOptions): OidcClient {
-  return createOpenIdConnectClient(opts);
+  let real: Promise<OidcClient> | undefined;
+  const load = () => (real ??= import('./openid-connect.js').then((m) => m.createOpenIdConnectClient(opts)));
+  return {
+    issuer: opts.issuer,
+    authorizationUrl: async (flow) => (await load()).authorizationUrl(flow),
+    callback: async (currentUrl, flow) => (await load()).callback(currentUrl, flow),
+  };
 }
 
