@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -34,7 +35,7 @@ test('an idle server, its sealing certificate checked, has not loaded viem, @x40
     const after = loaded();
     await t.close();
     console.log(JSON.stringify({ seal: seal.certificate, health: health.statusCode, idle, challenge: challenge.statusCode, guides: guides.statusCode, after }));`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
+  const out = execFileSync(process.execPath, [...RUN_TS, '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
   const result = JSON.parse(out.trim().split('\n').at(-1)!);
   assert.deepEqual(result.idle, { viem: false, x402: false, libpdf: false, oidc: false, marked: false });
   assert.equal(result.seal, 'development');

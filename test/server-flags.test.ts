@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, test } from 'node:test';
 import { OPS_TOKEN, seedPgliteDataDir } from './harness.js';
+import { RUN_TS } from './fixtures/run-ts.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const tmp = mkdtempSync(path.join(tmpdir(), 'signet-flags-'));
@@ -21,7 +22,7 @@ async function commandLineOf(nodeFlags: string[]): Promise<string[]> {
   const dataDir = mkdtempSync(path.join(tmp, 'data-'));
   await seedPgliteDataDir(dataDir);
   const { DATABASE_URL: _url, NODE_TEST_CONTEXT: _ctx, ...env } = process.env;
-  const proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const proc = spawn(process.execPath, [...nodeFlags, ...RUN_TS, 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: { ...env, EMBEDDED_DB: 'pglite', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OPS_TOKEN, LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', WORKER_ENABLED: 'false' },
     stdio: ['ignore', 'pipe', 'inherit'],
