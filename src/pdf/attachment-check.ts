@@ -14,8 +14,6 @@ import { countDecoded, DecodeRefusal, readChecked } from './decode-guard.js';
 import { loadPart, sha256Hex } from './document.js';
 import { readImageSize } from './image-header.js';
 
-export { ATTACHMENT_TYPES, type AttachmentType };
-
 /** An attached photo or scan may be larger than a signature image: 12 Mpx phone photos pass, 10000×10000 bombs do not. */
 export const MAX_ATTACHMENT_SIDE = 10_000;
 export const MAX_ATTACHMENT_PIXELS = 40_000_000;
