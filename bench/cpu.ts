@@ -53,6 +53,11 @@ export function cpuSnapshot(pid: number | undefined): CpuSnapshot | undefined {
   return { serverMs: server.ticks * msPerTick(), dbMs: db * msPerTick() };
 }
 
+/** utime + stime of one process so far, in milliseconds (its own threads; not its children); 0 once it is gone. */
+export function processCpuMs(pid: number): number {
+  return (stat(String(pid))?.ticks ?? 0) * msPerTick();
+}
+
 /** Milliseconds of CPU per answered request between two snapshots. */
 export function cpuPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined, requests: number): CpuSnapshot | undefined {
   if (!before || !after || requests <= 0) return undefined;

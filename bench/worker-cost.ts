@@ -9,11 +9,12 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { processCpuMs } from './cpu.js';
 import { createAndSendBody, textPdf } from './requests.js';
 import { OPS_TOKEN, ROOT, createCustomer, freshSchema, serveCommand, startProcess } from './servers.js';
 
@@ -21,17 +22,6 @@ const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('bench/worker-cost.ts needs DATABASE_URL (PostgreSQL)');
 const envelopes = Number(process.env.BENCH_WORKER_ENVELOPES ?? 400);
 const WORKER_APP = 'signet-bench-worker';
-
-/** utime + stime of a process in milliseconds (clock ticks of 10 ms); 0 once it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'signet-bench-worker-'));
 const schema = await freshSchema(databaseUrl, 'bench_worker');
@@ -50,8 +40,8 @@ try {
   /** The worker's backends: its pool's and its LISTEN connection's (named after the schema). */
   const backends = async () =>
     (await client.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name IN ($1, $2)`, [WORKER_APP, `signet listen ${schema.schema}`])).rows.map((r) => r.pid);
-  const dbBefore = new Map((await backends()).map((pid) => [pid, cpuMs(pid)]));
-  const workerBefore = cpuMs(worker.pid!);
+  const dbBefore = new Map((await backends()).map((pid) => [pid, processCpuMs(pid)]));
+  const workerBefore = processCpuMs(worker.pid!);
   const started = performance.now();
   let sent = 0;
   await Promise.all(
@@ -70,9 +60,9 @@ try {
     if (Number(rows[0].n) === 0) break;
     await sleep(20);
   }
-  const workerMs = cpuMs(worker.pid!) - workerBefore;
+  const workerMs = processCpuMs(worker.pid!) - workerBefore;
   let dbMs = 0;
-  for (const pid of await backends()) dbMs += cpuMs(pid) - (dbBefore.get(pid) ?? 0);
+  for (const pid of await backends()) dbMs += processCpuMs(pid) - (dbBefore.get(pid) ?? 0);
   const { rows: done } = await client.query<{ type: string; n: string }>(`SELECT type, count(*) AS n FROM jobs WHERE status = 'done' AND type <> 'periodic' GROUP BY type ORDER BY type`);
   console.log(`${envelopes} create-and-sends in ${((loaded - started) / 1000).toFixed(1)} s, the queue empty ${((performance.now() - loaded) / 1000).toFixed(1)} s after (${done.map((r) => `${r.type} ${r.n}`).join(', ')})`);
   console.log(`worker CPU per envelope: ${(workerMs / envelopes).toFixed(2)} ms; its PostgreSQL backends: ${(dbMs / envelopes).toFixed(2)} ms`);
