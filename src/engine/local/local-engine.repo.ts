@@ -25,7 +25,7 @@ export type DocumentStatusRow = {
 };
 
 /** What a status read selects of each recipient: DocumentStatusRow's. */
-export const STATUS_RECIPIENT = {
+const STATUS_RECIPIENT = {
   id: engineRecipients.id,
   email: engineRecipients.email,
   role: engineRecipients.role,
