@@ -9,6 +9,7 @@ import { registerAuth } from './http/auth.js';
 import { RequestLog } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { requestLoggerFactory } from './http/request-logger.js';
+import { registerRouteConfig } from './http/route-config.js';
 import { registerDrain } from './http/drain.js';
 import { registerRequestMetrics } from './http/metrics.js';
 import { runWithRequestId } from './jobs/request-scope.js';
@@ -94,6 +95,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     },
     return503OnClosing: true,
   });
+  registerRouteConfig(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -243,4 +243,24 @@ describe('GET /v1/account round trips', () => {
       client.query = query;
     }
   });
+
+  test("the route's options are built once per request, however many hooks read its config", async () => {
+    // Fastify's request.routeOptions is a getter that builds a new object on every read, asking the
+    // route's instance (which inherits the root's method) for its version constraint each time.
+    const app = t.app as unknown as { hasConstraintStrategy: (name: string) => boolean };
+    const has = app.hasConstraintStrategy;
+    let reads = 0;
+    app.hasConstraintStrategy = function (this: unknown, name: string) {
+      if (name === 'version') reads++;
+      return has.call(this, name);
+    };
+    try {
+      const res = await t.app.inject({ url: '/v1/account', headers: bearer(t.customer.apiKey) });
+      assert.equal(res.statusCode, 200);
+      // Ours once (routeConfigOf), @fastify/rate-limit's once: not once per hook.
+      assert.equal(reads, 2);
+    } finally {
+      app.hasConstraintStrategy = has;
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { rootLoggerOf } from './request-logger.js';
+import { routeConfigOf } from './route-config.js';
 
 /** A link token (lib/link-tokens.ts: 43 base64url characters) as a whole path segment. */
 const TOKEN_SEGMENT = /(?<=\/)[A-Za-z0-9_-]{43}(?=\/|$)/g;
@@ -34,7 +35,7 @@ export class RequestLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) return super.requestCompleted(error, request, reply);
-    const route = request.routeOptions.url;
+    const route = routeConfigOf(request).url;
     rootLoggerOf(request.log).info(
       { [this.requestIdLogLabel]: request.id, method: request.method, route, url: loggedUrl(request.url, route), statusCode: reply.statusCode, responseTime: reply.elapsedTime },
       'request completed',
