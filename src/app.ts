@@ -8,6 +8,8 @@ import type { Container } from './container.js';
 import { registerAuth } from './http/auth.js';
 import { RequestLog } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { requestLoggerFactory } from './http/request-logger.js';
+import { registerRouteConfig } from './http/route-config.js';
 import { registerDrain } from './http/drain.js';
 import { registerRequestMetrics } from './http/metrics.js';
 import { runWithRequestId } from './jobs/request-scope.js';
@@ -83,6 +85,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: c.logger as FastifyBaseLogger,
     logController: new RequestLog(),
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: trustProxyOption(config.trustProxy),
     // A caller's own X-Request-Id is kept when it is sane, so logs on both sides line up.
@@ -92,6 +95,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     },
     return503OnClosing: true,
   });
+  registerRouteConfig(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

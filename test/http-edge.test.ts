@@ -102,6 +102,34 @@ describe('request log', () => {
     assert.ok(!lines.some((l) => l.msg === 'incoming request'));
   });
 
+  test('a read that logs nothing but its access line makes no child logger; a line it does log carries its id', async () => {
+    const logger = t.container.logger as unknown as { child: (...args: unknown[]) => unknown };
+    const child = logger.child;
+    let children = 0;
+    logger.child = function (this: unknown, ...args: unknown[]) {
+      children++;
+      return child.apply(this, args);
+    };
+    try {
+      const res = await t.app.inject({ url: '/v1/account', headers: { ...bearer(t.customer.apiKey), 'x-request-id': 'log-no-child' } });
+      assert.equal(res.statusCode, 200);
+      assert.equal(children, 0);
+      assert.equal(linesOf('log-no-child').length, 1);
+      // A request that does log (here a 5xx) gets its child then, and its lines carry the request id.
+      await t.app.inject({ url: '/test/boom', headers: { 'x-request-id': 'log-child-made' } });
+      assert.equal(children, 1);
+      assert.deepEqual(
+        linesOf('log-child-made').map((l) => [l.level, l.msg]),
+        [
+          [50, 'unhandled error'],
+          [30, 'request completed'],
+        ],
+      );
+    } finally {
+      logger.child = child;
+    }
+  });
+
   test('no link token reaches the log: a token route is logged as its pattern, any other path with its token-shaped segments replaced, never the query', async () => {
     // The shape of every link token (signing, verification, sign-in): 43 base64url characters.
     const token = `${'A'.repeat(20)}_-${'b'.repeat(21)}`;
@@ -213,6 +241,26 @@ describe('GET /v1/account round trips', () => {
       assert.deepEqual(counts, [3, 1, 1]);
     } finally {
       client.query = query;
+    }
+  });
+
+  test("the route's options are built once per request, however many hooks read its config", async () => {
+    // Fastify's request.routeOptions is a getter that builds a new object on every read, asking the
+    // route's instance (which inherits the root's method) for its version constraint each time.
+    const app = t.app as unknown as { hasConstraintStrategy: (name: string) => boolean };
+    const has = app.hasConstraintStrategy;
+    let reads = 0;
+    app.hasConstraintStrategy = function (this: unknown, name: string) {
+      if (name === 'version') reads++;
+      return has.call(this, name);
+    };
+    try {
+      const res = await t.app.inject({ url: '/v1/account', headers: bearer(t.customer.apiKey) });
+      assert.equal(res.statusCode, 200);
+      // Ours once (routeConfigOf), @fastify/rate-limit's once: not once per hook.
+      assert.equal(reads, 2);
+    } finally {
+      app.hasConstraintStrategy = has;
     }
   });
 });

@@ -4,10 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, like, sql } from 'drizzle-orm';
 import { rowsOf, type Database, type DbOrTx } from '../src/db/client.js';
 import { preparedPer, preparedSql } from '../src/db/prepared.js';
-import { jobs } from '../src/db/schema/index.js';
+import { apiKeys, customers, jobs } from '../src/db/schema/index.js';
+import { createAccountRepo } from '../src/modules/account/account.repo.js';
 import { createWebhooksRepo } from '../src/modules/webhooks/webhooks.repo.js';
 import { openTestDatabase } from './harness.js';
 
@@ -46,6 +47,39 @@ test('a prepared statement is built once per process and runs inside each transa
   // The pool binds it too, from the same build, and sees what committed.
   assert.deepEqual((await byType(database.db).execute({ type: 'prepared-b' })).map((r) => r.type), ['prepared-b']);
   assert.equal(builds, 1, 'built once, bound to each executor');
+});
+
+test("a prepared select's rows are mapped by a mapper worked out once, into what drizzle's own mapping makes", async () => {
+  const accounts = createAccountRepo();
+  const tag = `mapper-${randomUUID()}`;
+  const keyed = await accounts.insertCustomer(database.db, { email: `${tag}-a@example.com`, emailVerified: true, name: 'A', sandboxLimit: 3 });
+  await accounts.insertCustomer(database.db, { email: `${tag}-b@example.com`, emailVerified: false, name: 'B', sandboxLimit: 5 });
+  await accounts.insertApiKey(database.db, { customerId: keyed.id, mode: 'live', keyHash: `${tag}-hash`, prefix: 'svc_live_mapr' });
+  // Every kind of field: whole columns (timestamps, bigint, arrays, jsonb), a nested object, a left join
+  // matched and unmatched (a null object), an SQL expression with its decoder.
+  const query = (db: DbOrTx) =>
+    db
+      .select({
+        customer: customers,
+        key: { id: apiKeys.id, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt },
+        twice: sql<number>`${customers.sandboxLimit} * 2`.mapWith(Number),
+      })
+      .from(customers)
+      .leftJoin(apiKeys, eq(apiKeys.customerId, customers.id))
+      .where(and(like(customers.email, sql.placeholder('pattern'))))
+      .orderBy(customers.email);
+  const stmt = preparedPer((db) => query(db).prepare('test_mapper_customers'));
+  assert.equal(typeof (stmt(database.db) as unknown as { customResultMapper?: unknown }).customResultMapper, 'function', 'its own mapper');
+  const prepared = await stmt(database.db).execute({ pattern: `${tag}%` });
+  // drizzle's mapping: the same select, not prepared here.
+  const plain = await query(database.db).prepare('test_mapper_plain').execute({ pattern: `${tag}%` });
+  assert.equal(prepared.length, 2);
+  assert.deepEqual(prepared, plain);
+  assert.equal(prepared[1].key, null, 'an unmatched left join is a null object');
+  assert.equal(prepared[0].key?.prefix, 'svc_live_mapr');
+  assert.ok(prepared[0].customer.createdAt instanceof Date);
+  assert.equal(typeof prepared[0].customer.balanceMicros, 'bigint');
+  assert.equal(prepared[0].twice, 6);
 });
 
 test('a raw statement is built once per key and runs with each call\'s values', async () => {

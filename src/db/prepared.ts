@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from './client.js';
+import { compileRowMapper, type SelectedField } from './row-mapper.js';
 
 /** What a built prepared query holds that does not depend on its executor (drizzle's PgPreparedQuery, internals). */
 type BuiltQuery = {
@@ -18,7 +19,7 @@ type Session = { prepareQuery(query: { sql: string; params: unknown[] }, fields:
 
 /**
  * Memoizes a prepared statement: drizzle then skips building the SQL and PostgreSQL skips planning it,
- * which is most of a hot read's cost. Built once per process (per driver) and bound to each executor
+ * which is most of a hot read's cost, and its rows are mapped by a mapper compiled once (row-mapper.ts). Built once per process (per driver) and bound to each executor
  * (the pool, or a transaction while it lives) from its text and parameters: a job's statements run in
  * a new transaction each time, and building them again there cost more than running them. Build it
  * with `sql.placeholder` only (a value inlined at build time would be the first call's for ever) and
@@ -36,7 +37,10 @@ export function preparedPer<T>(build: (db: DbOrTx) => T): (db: DbOrTx) => T {
     const first = built.get(kind);
     if (!first) {
       stmt = build(db);
-      built.set(kind, stmt as BuiltQuery);
+      const query = stmt as BuiltQuery;
+      // Its rows mapped by a mapper worked out once (row-mapper.ts); the executors bound below share it.
+      if (Array.isArray(query.fields) && !query.customResultMapper) query.customResultMapper = compileRowMapper(query.fields as SelectedField[], query.joinsNotNullableMap as Record<string, boolean> | undefined);
+      built.set(kind, query);
     } else {
       const bound = session.prepareQuery({ sql: first.queryString, params: first.params }, first.fields, first.rawQueryConfig?.name, first._isResponseInArrayMode, first.customResultMapper, first.queryMetadata, first.cacheConfig);
       bound.joinsNotNullableMap = first.joinsNotNullableMap;

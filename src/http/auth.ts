@@ -4,6 +4,7 @@ import type { Actor, OperatorContext, RequestContext } from '../context.js';
 import { AppError } from '../errors.js';
 import type { AuthFailureCounter } from './auth-failures.js';
 import { ipBucket } from './client-address.js';
+import { routeConfigOf } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -58,8 +59,7 @@ export function registerAuth(
   // Registered before the rate limiter, which needs the actor to budget per customer: this hook limits
   // failed authentication per IP itself, before the credential is looked at.
   app.addHook('onRequest', async (request) => {
-    // routeOptions builds a new object on every read: read it once.
-    const config = request.routeOptions.config;
+    const config = routeConfigOf(request);
     const kind = config.auth;
     if (kind === 'optional' && request.headers.authorization === undefined) return;
     if (kind !== 'customer' && kind !== 'operator' && kind !== 'optional') return;

@@ -3,6 +3,7 @@ import type { Db, Tx } from '../db/client.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { AppError } from '../errors.js';
 import { testModeRequested } from './auth.js';
+import { routeConfigOf } from './route-config.js';
 import type { PeriodicTask } from '../jobs/worker.js';
 import type { Idempotency, PaymentGate, Reservation } from './idempotency-core.js';
 import type { IdempotencyRepo, IdempotencyScope, StoredResponse } from './idempotency.repo.js';
@@ -68,7 +69,7 @@ export function registerIdempotency(app: FastifyInstance, opts: { idempotency: I
 
   // A callback hook: a read (most requests) returns at once, with no promise and no turn of the microtask queue.
   app.addHook('preHandler', (request, reply, done) => {
-    const mode = request.routeOptions.config.idempotency;
+    const mode = routeConfigOf(request).idempotency;
     if (!MUTATING.has(request.method) || mode === 'handler') return done();
     reserve(request, reply, mode).then(() => done(), done);
   });

@@ -1,4 +1,6 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { rootLoggerOf } from './request-logger.js';
+import { routeConfigOf } from './route-config.js';
 
 /** A link token (lib/link-tokens.ts: 43 base64url characters) as a whole path segment. */
 const TOKEN_SEGMENT = /(?<=\/)[A-Za-z0-9_-]{43}(?=\/|$)/g;
@@ -19,8 +21,10 @@ export function loggedUrl(url: string, route: string | undefined): string {
 }
 
 /**
- * One access-log line per request, written when it completes: request id (the child logger's
- * binding), method, route pattern, URL (credentials left out: loggedUrl), status and time taken.
+ * One access-log line per request, written when it completes: request id, method, route pattern, URL
+ * (credentials left out: loggedUrl), status and time taken. It goes through the root logger with the
+ * id in the line, as the request's child would write it, so a request that logs nothing else never
+ * makes its child (request-logger.ts).
  * Fastify's default writes two (`incoming request` and `request completed`) and serializes the
  * request each time; at info level, the default, that was a large part of a cheap read's cost. Errors
  * are still logged as before (a 5xx by the error handler with its stack; a response that failed while
@@ -31,7 +35,10 @@ export class RequestLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) return super.requestCompleted(error, request, reply);
-    const route = request.routeOptions.url;
-    reply.log.info({ method: request.method, route, url: loggedUrl(request.url, route), statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
+    const route = routeConfigOf(request).url;
+    rootLoggerOf(request.log).info(
+      { [this.requestIdLogLabel]: request.id, method: request.method, route, url: loggedUrl(request.url, route), statusCode: reply.statusCode, responseTime: reply.elapsedTime },
+      'request completed',
+    );
   }
 }

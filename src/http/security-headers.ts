@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
+import { routeConfigOf } from './route-config.js';
 
 type Headers = Record<string, string>;
 
@@ -67,7 +68,7 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
   });
   // First onRequest hook: an answer refused by a later hook (401, 429) carries the headers too.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(request.routeOptions.config.securityHeaders?.headers ?? defaults);
+    reply.headers(routeConfigOf(request).securityHeaders?.headers ?? defaults);
     done();
   });
 }

@@ -7,6 +7,7 @@ import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import { testModeRequested, type PaymentResolver } from '../../http/auth.js';
 import type { PaymentGate } from '../../http/idempotency.js';
+import { routeConfigOf } from '../../http/route-config.js';
 import type { BillableOperation } from '../../lib/prices.js';
 import type { AccountService } from '../account/account.service.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -129,7 +130,7 @@ export function registerX402Gate(app: FastifyInstance, deps: Deps): void {
   const x402 = deps.x402;
   if (!x402) return;
   app.addHook('preHandler', async (request) => {
-    const config = request.routeOptions.config;
+    const config = routeConfigOf(request);
     if (request.actor || config.pricedBy === 'handler' || config.auth !== 'customer') return;
     if (request.x402Payer) {
       const { actor, gate } = await admit({ ...deps, x402 }, request, pricedCallOf(request));
