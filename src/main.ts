@@ -83,8 +83,8 @@ async function checkSealCertificate(container: Container): Promise<void> {
  * Starting leaves the heap at its fullest: what loading, migrating and building the routes allocated
  * and dropped, and a young generation grown to its bound. V8 gives that back by itself only once its
  * memory reducer sees the process idle (8 s at the earliest) and not all of it; one collection for
- * memory pressure before the first request (some 50 ms of CPU, once) leaves an idle server some
- * 15 MiB smaller from the start (docs/operating.md: Memory).
+ * memory pressure before the first request (two rounds of some 120 ms each on a loaded 2-core machine,
+ * once) leaves an idle server some 15 MiB smaller from the start (docs/operating.md: Memory).
  */
 function settleStartMemory(): void {
   collectGarbage('shrink');
