@@ -11,7 +11,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
  * the packages most servers never use load on first use, not with the server (docs/operating.md:
  * Memory). Counted by a load hook (ES modules leave no trace in require.cache), in this thread only.
  */
-test('an idle server, its sealing certificate checked, has not loaded viem, @x402, @libpdf/core, openid-client or marked; a wallet sign-in loads viem', () => {
+test("an idle server, its sealing certificate checked, has not loaded viem, @x402, @libpdf/core, openid-client, marked or Node's fetch (undici); a wallet sign-in loads viem", () => {
   const script = `
     import { registerHooks } from 'node:module';
     const urls = new Set();
@@ -22,6 +22,8 @@ test('an idle server, its sealing certificate checked, has not loaded viem, @x40
       libpdf: [...urls].some((u) => u.includes('/node_modules/@libpdf/core/')),
       oidc: [...urls].some((u) => u.includes('/node_modules/openid-client/')),
       marked: [...urls].some((u) => u.includes('/node_modules/marked/')),
+      // Node's own fetch, loaded by the first Response or by an ES import of node:http.
+      undici: process.moduleLoadList.some((m) => m.includes('internal/deps/undici/')),
     });
     const { createTestApp } = await import('./test/harness.ts');
     const t = await createTestApp();
@@ -37,7 +39,7 @@ test('an idle server, its sealing certificate checked, has not loaded viem, @x40
     console.log(JSON.stringify({ seal: seal.certificate, health: health.statusCode, idle, challenge: challenge.statusCode, guides: guides.statusCode, after }));`;
   const out = execFileSync(process.execPath, [...RUN_TS, '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
   const result = JSON.parse(out.trim().split('\n').at(-1)!);
-  assert.deepEqual(result.idle, { viem: false, x402: false, libpdf: false, oidc: false, marked: false });
+  assert.deepEqual(result.idle, { viem: false, x402: false, libpdf: false, oidc: false, marked: false, undici: false });
   assert.equal(result.seal, 'development');
   assert.equal(result.health, 200);
   // An address in mixed case carries an EIP-55 checksum, checked with viem: this one's is wrong.

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-type Collect = (options?: { type?: 'major' | 'minor' }) => void;
+type Collect = (options?: { type?: 'major' | 'minor'; execution?: 'sync'; flavor?: 'regular' | 'last-resort' }) => void;
 let collect: Collect | undefined;
 
 /**
@@ -14,7 +14,7 @@ let collect: Collect | undefined;
  * The collector is V8's `gc` extension, taken from one context created while --expose-gc is set;
  * the flag is unset at once, so no other context (a worker's, a vm's) sees a `gc` global.
  */
-export function collectGarbage(type: 'major' | 'minor'): void {
+export function collectGarbage(type: 'major' | 'minor' | 'shrink'): void {
   if (!collect) {
     setFlagsFromString('--expose-gc');
     try {
@@ -26,5 +26,8 @@ export function collectGarbage(type: 'major' | 'minor'): void {
   // A major collection is asked for without options: with them, V8 keeps what the calling frames
   // might still point at (seen: the last job's 25 MB input survived every collection).
   if (type === 'minor') collect({ type });
+  // V8's collection for memory pressure: several rounds, old space compacted, the young generation
+  // shrunk back to its smallest (it stays at the size the busiest moment grew it to otherwise).
+  else if (type === 'shrink') collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   else collect();
 }

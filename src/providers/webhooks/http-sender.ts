@@ -1,10 +1,16 @@
-import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { AppError } from '../../errors.js';
 import { checkResolvable, parseWebhookUrl, WebhookDnsError, type ResolvedAddress, type Resolver } from './url-policy.js';
+
+/**
+ * node:http as its CommonJS exports: an ES import of it reads every export, among them the lazy
+ * WebSocket, CloseEvent and MessageEvent that load Node's fetch (undici), some 13 MiB of RSS and 3 MiB
+ * of heap an idle server need not hold (docs/operating.md: Memory).
+ */
+const http = process.getBuiltinModule('node:http');
 
 export type PostWebhookOptions = {
   url: string;
