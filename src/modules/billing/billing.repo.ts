@@ -1,4 +1,4 @@
-import { and, count, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, lt, sql } from 'drizzle-orm';
 import { rowsOf, type DbOrTx } from '../../db/client.js';
 import { executePrepared, preparedPer } from '../../db/prepared.js';
 import { customers, ledgerEntries } from '../../db/schema/index.js';
@@ -6,30 +6,6 @@ import { customers, ledgerEntries } from '../../db/schema/index.js';
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
 export type Standing = { balance: bigint; sandboxLeft: number; name: string | null; consentText: string | null; brandColor: string | null; logoKey: string | null; reminderDefaults: { firstAfterDays: number; everyDays: number; max: number } | null; expiryWarningDays: number | null; defaultLocale: string | null };
 export type LedgerInput = Omit<typeof ledgerEntries.$inferInsert, 'id' | 'createdAt'>;
-
-export type DebitInput = { customerId: string; amountMicros: bigint; operation: string; envelopeId: string | null; envelopeTitle: string | null; description: string };
-
-/** The CTE of debitCtes whose one row (`id`) is the debit's ledger entry; none when the balance fell short. */
-export const DEBIT_ENTRY = 'debit_entry';
-
-/**
- * A debit and its ledger row as two CTEs (`debited AS (…), debit_entry AS (…)`), for debitWithEntry and
- * for a caller that runs them inside its own statement (a create's rows, issue 38: one round trip
- * fewer while the customer's row is locked). Data-modifying CTEs must sit at the top level of a
- * statement, so these are given flat, not as one nested WITH.
- */
-export function debitCtes(e: DebitInput): SQL {
-  const amount = sql`${e.amountMicros.toString()}::bigint`;
-  return sql`debited AS (
-          UPDATE customers SET balance_micros = balance_micros - ${amount}
-          WHERE id = ${e.customerId} AND balance_micros >= ${amount}
-          RETURNING balance_micros
-        ), ${sql.raw(DEBIT_ENTRY)} AS (
-          INSERT INTO ledger_entries (customer_id, direction, amount_micros, balance_after_micros, operation, envelope_id, envelope_title, description)
-          SELECT ${e.customerId}, 'debit', ${amount}, balance_micros, ${e.operation}, ${e.envelopeId}, ${e.envelopeTitle}, ${e.description} FROM debited
-          RETURNING id
-        )`;
-}
 
 export function createBillingRepo() {
   // Read before every billable call (the affordability check): prepared once.
@@ -46,8 +22,17 @@ export function createBillingRepo() {
      * A debit and its ledger row in one statement, both or neither: succeeds only when the balance
      * covers the amount. One round trip while the customer's row is locked. Undefined when refused.
      */
-    async debitWithEntry(tx: DbOrTx, e: DebitInput): Promise<{ id: string } | undefined> {
-      const result = await executePrepared(tx, sql`WITH ${debitCtes(e)} SELECT id FROM ${sql.raw(DEBIT_ENTRY)}`);
+    async debitWithEntry(tx: DbOrTx, e: { customerId: string; amountMicros: bigint; operation: string; envelopeId: string | null; envelopeTitle: string | null; description: string }): Promise<{ id: string } | undefined> {
+      const amount = sql`${e.amountMicros.toString()}::bigint`;
+      const result = await executePrepared(tx, sql`
+        WITH debited AS (
+          UPDATE customers SET balance_micros = balance_micros - ${amount}
+          WHERE id = ${e.customerId} AND balance_micros >= ${amount}
+          RETURNING balance_micros
+        )
+        INSERT INTO ledger_entries (customer_id, direction, amount_micros, balance_after_micros, operation, envelope_id, envelope_title, description)
+        SELECT ${e.customerId}, 'debit', ${amount}, balance_micros, ${e.operation}, ${e.envelopeId}, ${e.envelopeTitle}, ${e.description} FROM debited
+        RETURNING id`);
       return rowsOf<{ id: string }>(result)[0];
     },
 

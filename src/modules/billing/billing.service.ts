@@ -2,8 +2,7 @@ import type { DbOrTx, Tx } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import type { Actor } from '../../context.js';
 import { formatUsd } from '../../lib/money.js';
-import { sql, type SQL } from 'drizzle-orm';
-import { DEBIT_ENTRY, debitCtes, type BillingRepo, type DebitInput, type LedgerRow, type Standing } from './billing.repo.js';
+import type { BillingRepo, LedgerRow, Standing } from './billing.repo.js';
 import { PRICES, type BillableOperation } from '../../lib/prices.js';
 import type { Metrics } from '../ops/metrics.js';
 
@@ -36,25 +35,6 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
       topUpUrl: deps.topUpUrl,
       retryable: false,
     });
-
-  const debitOf = (input: ChargeInput): DebitInput => {
-    const price = PRICES[input.operation];
-    return {
-      customerId: input.actor.customerId,
-      amountMicros: price.micros,
-      operation: input.operation,
-      envelopeId: input.envelopeId ?? null,
-      envelopeTitle: input.envelopeTitle ?? null,
-      description: input.description ?? price.label,
-    };
-  };
-  /** A debit's outcome: its ledger entry, or the 402 when the balance fell short (the transaction then rolls back). */
-  const settleDebit = async (tx: Tx, input: ChargeInput, entryId: string | undefined): Promise<ChargeResult> => {
-    const price = PRICES[input.operation];
-    if (!entryId) throw insufficient(await repo.balance(tx, input.actor.customerId), price.micros);
-    deps.metrics.charge('balance', input.operation);
-    return { sandbox: false, amountMicros: price.micros, ledgerEntryId: entryId };
-  };
 
   return {
     /**
@@ -106,23 +86,17 @@ export function createBillingService(deps: { repo: BillingRepo; topUpUrl: string
         deps.metrics.charge('sandbox', operation);
         return { sandbox: true };
       }
-      const entry = await repo.debitWithEntry(tx, debitOf(input));
-      return settleDebit(tx, input, entry?.id);
-    },
-
-    /**
-     * `charge` as CTEs for the caller's own statement, when it is a debit from the balance (else
-     * undefined: the caller runs `charge`): `ctes` go into the statement, `entry` is the expression
-     * whose value (the ledger entry's id, or null) the statement answers, and `settle` is given that
-     * value, in the same transaction, to refuse (402) as `charge` would or to record the charge.
-     */
-    inStatement(input: ChargeInput): { ctes: SQL; entry: SQL; settle(tx: Tx, entryId: string | null): Promise<ChargeResult> } | undefined {
-      if (input.actor.payment || sandboxed(input)) return undefined;
-      return {
-        ctes: debitCtes(debitOf(input)),
-        entry: sql`(SELECT id FROM ${sql.raw(DEBIT_ENTRY)})`,
-        settle: (tx, entryId) => settleDebit(tx, input, entryId ?? undefined),
-      };
+      const entry = await repo.debitWithEntry(tx, {
+        customerId: actor.customerId,
+        amountMicros: price.micros,
+        operation,
+        envelopeId: input.envelopeId ?? null,
+        envelopeTitle: input.envelopeTitle ?? null,
+        description: input.description ?? price.label,
+      });
+      if (!entry) throw insufficient(await repo.balance(tx, actor.customerId), price.micros);
+      deps.metrics.charge('balance', operation);
+      return { sandbox: false, amountMicros: price.micros, ledgerEntryId: entry.id };
     },
 
     /**

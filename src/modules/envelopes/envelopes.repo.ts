@@ -52,13 +52,10 @@ export function createEnvelopesRepo() {
       recipients: NewStoredRecipient[],
       fields: NewStoredField[],
       companions: SQL[] = [],
-      charge?: { ctes: SQL; entry: SQL },
-    ): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[]; fields: StoredFieldRow[]; chargeEntry: string | null }> {
+    ): Promise<{ envelope: EnvelopeRow; recipients: StoredRecipientRow[]; fields: StoredFieldRow[] }> {
       const fresh = FRESH_RECIPIENT;
       // Other modules' writes of the same change (its audit row, its job) ride along: no round trip of their own.
-      // So does the charge (billing's CTEs), last: its answer, the ledger entry or none, is read back.
       const also = companionCtes(companions);
-      const debit = charge ? sql`, ${charge.ctes}` : sql``;
       const result = await executePrepared(tx, sql`
         WITH e AS (
           INSERT INTO envelopes (id, customer_id, mode, engine_envelope_id, engine_numeric_id, status, title, meta, test_send, document_sha256, page_count, detected_from_placeholders, charged_micros, expires_at, storage_expiry_days, storage_expires_at)
@@ -77,18 +74,16 @@ export function createEnvelopesRepo() {
             AS x(engine_field_id bigint, recipient_email text, type text, page int, x float8, y float8, width float8, height float8, options jsonb, rules jsonb, n int)
           ORDER BY x.n
           RETURNING id
-        )${also}${debit}
+        )${also}
         SELECT (SELECT json_build_array(created_at, updated_at) FROM e) AS at,
                (SELECT coalesce(json_agg(json_build_array(position, id)), '[]') FROM r) AS recipients,
-               (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM f) AS fields${charge ? sql`,
-               ${charge.entry}::text AS charge_entry` : sql``}`);
-      const [row] = rowsOf<{ at: [string, string]; recipients: [number, number][]; fields: number[]; charge_entry?: string | null }>(result);
+               (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM f) AS fields`);
+      const [row] = rowsOf<{ at: [string, string]; recipients: [number, number][]; fields: number[] }>(result);
       const recipientIds = new Map(row.recipients);
       return {
         envelope: { ...env, purgedAt: null, createdAt: new Date(row.at[0]), updatedAt: new Date(row.at[1]), completedAt: null },
         recipients: recipients.map((r) => ({ ...r, ...fresh, id: recipientIds.get(r.position)!, envelopeId: env.id })),
         fields: fields.map((f, i) => ({ ...f, rules: f.rules ?? null, options: f.options ?? null, id: row.fields[i], envelopeId: env.id })),
-        chargeEntry: row.charge_entry ?? null,
       };
     },
 

@@ -58,7 +58,7 @@ export type EnvelopeServiceDeps = {
   repo: EnvelopesRepo;
   engine: SigningEngine;
   sync: Pick<EnvelopeSync, 'syncFromEngine' | 'reconcile' | 'linksOf' | 'toDto' | 'dtoOf' | 'statusDtoOf' | 'gatesOf' | 'fieldDto' | 'readInStep'>;
-  billing: Pick<BillingService, 'charge' | 'inStatement' | 'assertAffordable' | 'quote'>;
+  billing: Pick<BillingService, 'charge' | 'assertAffordable' | 'quote'>;
   /** Creates and charges (USD 0.50) a gated recipient's verification in the caller's transaction. */
   verifications: Pick<VerificationsService, 'createForRecipient'>;
   audit: AuditService;
@@ -179,8 +179,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
     },
 
     /**
-     * The rows of a planned create in two statements that read nothing back: the engine's rows; the
-     * envelope's with its audit row, its job, the caller's `also` (another module's writes) and the
+     * The rows of a planned create in three statements that read nothing back: the engine's rows; the
+     * envelope's with its audit row, its job and the caller's `also` (another module's writes); the
      * charge, last, so the customer's balance row (on which its creates queue) is locked briefly.
      */
     async create(tx: Tx, ctx: RequestContext, plan: CreatePlan, also: SQL[] = []): Promise<{ dto: TEnvelope }> {
@@ -190,13 +190,8 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
       const billed = { actor: ctx.actor, operation: plan.operation, testModeHeader: ctx.testModeHeader };
       const quote = draft ? undefined : deps.billing.quote(billed);
 
-      // A debit from the balance rides in the envelope's statement, last (one round trip fewer while the
-      // customer's row is locked); a sandboxed or x402 charge is a statement of its own after it.
-      const charge = { ...billed, envelopeId: plan.envelopeId, envelopeTitle: payload.title ?? null };
-      const debit = draft ? undefined : deps.billing.inStatement(charge);
-
       const created = await engine.createDocument(tx, plan.staged);
-      const { envelope, recipients, fields: storedFields, chargeEntry } = await repo.insertTree(
+      const { envelope, recipients, fields: storedFields } = await repo.insertTree(
         tx,
         {
           id: plan.envelopeId,
@@ -223,10 +218,9 @@ export function createEnvelopesService(deps: EnvelopeServiceDeps) {
           ...(draft ? [] : [enqueueStatement([{ type: DISTRIBUTE_JOB, payload: { envelopeId: plan.envelopeId }, dedupeKey: `distribute:${plan.envelopeId}` }])]),
           ...also,
         ],
-        debit,
       );
       if (!draft) {
-        await (debit ? debit.settle(tx, chargeEntry) : deps.billing.charge(tx, charge));
+        await deps.billing.charge(tx, { ...billed, envelopeId: envelope.id, envelopeTitle: envelope.title });
         await gateRecipients(tx, ctx, envelope, recipients);
       }
       const links = new Map(created.recipients.map((r) => [r.engineRecipientId, r.signingUrl]));
