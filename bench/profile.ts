@@ -94,3 +94,70 @@ export function formatSummary(title: string, s: ProfileSummary): string {
   for (const e of s.top) lines.push(`  ${(e.fraction * 100).toFixed(1).padStart(5)}%  ${e.selfMs.toFixed(0).padStart(6)} ms  ${e.name.padEnd(width)}  ${e.where}`);
   return lines.join('\n');
 }
+
+/**
+ * Where a sample's time goes by component: the first frame, leaf first, whose script matches one of
+ * these (a native or Node-internal leaf, a socket write or an fs call, counts for the code that called
+ * it). Samples no rule claims keep their leaf's name (mostly libuv callbacks of fs promises).
+ */
+const COMPONENTS: [RegExp, string][] = [
+  [/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+)\//, 'pg client: statements, socket writes, results'],
+  [/node_modules\/drizzle-orm\//, 'drizzle: building statements, mapping rows'],
+  [/node_modules\/zod\//, 'zod'],
+  [/node_modules\/(pino|sonic-boom|thread-stream)\//, 'pino: access log'],
+  [/node_modules\/(@fastify\/busboy|busboy|streamsearch)\/|src\/http\/multipart/, 'multipart streaming and hashing'],
+  [/node_modules\/nodemailer\/|src\/providers\/email\//, 'emails: rendering, composing, outbox writes'],
+  [/src\/providers\/storage\//, 'storage: file moves, writes and fsyncs'],
+  [/src\/pdf\//, 'PDF parse: queue and worker messages (the worker itself is not profiled)'],
+  [/src\/http\/idempotency/, 'idempotency'],
+  [/src\/modules\/audit\//, 'audit'],
+  [/src\/modules\/webhooks\//, 'webhook fan-out'],
+  [/src\/modules\/billing\//, 'billing'],
+  [/src\/jobs\//, 'job queue and worker'],
+  [/src\/engine\//, 'local engine'],
+  [/src\/modules\/envelopes\/|src\/modules\/templates\//, 'envelopes and templates modules'],
+  [/src\/http\//, 'per-request features (auth, metrics, headers, log)'],
+  [/node_modules\/(fastify|find-my-way|@fastify|avvio|fast-json-stringify|secure-json-parse)\//, 'fastify'],
+  [/src\//, 'other project code'],
+  [/node_modules\//, 'other libraries'],
+];
+const SPECIAL = new Set(['(garbage collector)', '(program)', '(idle)', '(root)']);
+
+/** Busy time (every profiled thread, idle excluded) by component, largest first, inside the windows. */
+export function byComponent(profiles: ThreadProfile[], windows: [number, number][]): { component: string; fraction: number }[] {
+  const total = new Map<string, number>();
+  let busy = 0;
+  for (const { thread, profile: p } of profiles) {
+    const nodes = new Map(p.nodes.map((n) => [n.id, n as { id: number; callFrame: CallFrame; children?: number[] }]));
+    const parent = new Map<number, number>();
+    for (const n of nodes.values()) for (const c of n.children ?? []) parent.set(c, n.id);
+    const memo = new Map<number, string>();
+    const componentOf = (id: number): string => {
+      const known = memo.get(id);
+      if (known) return known;
+      const { callFrame: f } = nodes.get(id)!;
+      const up = parent.get(id);
+      const c = SPECIAL.has(f.functionName) ? f.functionName : (COMPONENTS.find(([re]) => re.test(f.url))?.[1] ?? (up === undefined ? '(root)' : componentOf(up)));
+      memo.set(id, c);
+      return c;
+    };
+    let t = p.startTime;
+    for (let i = 0; i < p.samples.length; i++) {
+      t += p.timeDeltas[i];
+      const us = i + 1 < p.timeDeltas.length ? p.timeDeltas[i + 1] : 0;
+      if (us <= 0 || !windows.some(([a, b]) => t >= a && t < b)) continue;
+      let c = componentOf(p.samples[i]);
+      if (c === '(idle)') continue;
+      if (c === '(root)') c = `unclaimed: ${nodes.get(p.samples[i])!.callFrame.functionName || '(anonymous)'}`;
+      if (thread !== 0) c += ` [thread ${thread}]`;
+      busy += us;
+      total.set(c, (total.get(c) ?? 0) + us);
+    }
+  }
+  return [...total].sort((a, b) => b[1] - a[1]).map(([component, us]) => ({ component, fraction: busy ? us / busy : 0 }));
+}
+
+export function formatComponents(title: string, parts: { component: string; fraction: number }[], min = 0.005): string {
+  const shown = parts.filter((p) => p.fraction >= min);
+  return [title, ...shown.map((p) => `  ${(p.fraction * 100).toFixed(1).padStart(5)}%  ${p.component}`)].join('\n');
+}

@@ -15,7 +15,7 @@
  *   BENCH_CONFIG              api | start | both (default both): the configurations of the read, create and link rows
  *   BENCH_BULK_ROWS           rows of the bulk-send scenario (default 1000)
  *   BENCH_SEALS               envelopes per PAdES level in the seal scenario (default 10, after 2 unmeasured)
- *   BENCH_PROFILE             1: Signet under node --cpu-prof; top functions by self time per scenario group
+ *   BENCH_PROFILE             1: Signet under node --cpu-prof; top functions by self time per scenario group, and each create row by component
  *   BENCH_PROFILE_KEEP        1: keep the .cpuprofile files and each row's measured windows (windows.json)
  *   BENCH_LOG_LEVEL           Signet's LOG_LEVEL for the measured servers (default info, Signet's default)
  *   BENCH_COMPLETIONS         envelopes in the completion scenario (default 20, after 2 unmeasured)

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { CONFIG_ENV, drainer, placeLabel, type SignetConfig } from './configs.js';
 import { measure, measureAmount, measurePaired, type LoadRequest, type Measured, type Row } from './load.js';
 import { mcpServed, sentEnvelope, statusRequests } from './mcp.js';
-import { formatSummary, readProfiles, summarize } from './profile.js';
+import { byComponent, formatComponents, formatSummary, readProfiles, summarize } from './profile.js';
 import { authed, createAndSendBody, createTemplate, expectStatus, fromTemplateBody, makeDrafts, type Client } from './requests.js';
 import { createCustomer, startSignet, type DbKind } from './servers.js';
 
@@ -119,6 +119,10 @@ export async function signetRoutes(kind: DbKind, config: SignetConfig, floors: F
       const profiles = readProfiles(profDir);
       for (const group of ['read', 'create'] as const) {
         if (windows[group].length) profile.push(formatSummary(`Signet on ${label}, ${group} scenarios (measured seconds only), top 15 by self time`, summarize(profiles, windows[group])));
+      }
+      // Per create row, by component: what issue 38 asks a create's CPU to be broken into.
+      for (const row of rows.filter((r) => r.group === 'create')) {
+        profile.push(formatComponents(`${row.name}: busy time by component (samples are wall-clock: on a loaded machine a slow system call weighs more)`, byComponent(profiles, (row.paired?.rounds ?? [row]).map((x) => x.window))));
       }
     }
     return { rows, mcpLine, profile };
