@@ -21,6 +21,8 @@ import { registerHooks } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** This repository: the files whose bare specifiers resolve through its one node_modules. */
+const ROOT = new URL('../', import.meta.url).href;
 const bareResolved = new Map();
 const typeOfDir = new Map();
 
@@ -62,7 +64,7 @@ registerHooks({
       const ts = new URL(`${specifier.slice(0, -3)}.ts`, parent);
       if (existsSync(ts)) return next(ts.href, context);
     }
-    if (relative || specifier.startsWith('/') || specifier.includes(':') || specifier.startsWith('#')) return next(specifier, context);
+    if (relative || !parent.startsWith(ROOT) || specifier.startsWith('/') || specifier.includes(':') || specifier.startsWith('#')) return next(specifier, context);
     const key = `${specifier}\0${context.conditions?.join()}\0${JSON.stringify(context.importAttributes ?? {})}`;
     let resolved = bareResolved.get(key);
     if (!resolved) bareResolved.set(key, (resolved = next(specifier, context)));
