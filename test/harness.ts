@@ -155,7 +155,12 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     createCustomer,
     documenso,
     async close() {
-      await app.close();
+      // The test is done with its connections. Node's close waits for any it counts as busy: one, a
+      // keep-alive fetch connection whose every answer had been sent, held mcp.test.ts's close for 70 s
+      // (the server's headers timeout) when documenso-engine.test.ts ran beside it.
+      const closed = app.close();
+      app.server.closeAllConnections();
+      await closed;
       await documenso?.close();
       await container.worker.stop();
       await database.close();
