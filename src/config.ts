@@ -120,6 +120,7 @@ const ZEnv = z.object({
   DOCUMENSO_API_KEY: optional(z.string().min(1).max(500)),
   DOCUMENSO_WEBHOOK_SECRET: optional(z.string().min(16, 'must be at least 16 characters').max(500)),
   DOCUMENSO_WEBAPP_URL: optional(url),
+  DOCUMENSO_TIMEOUT_MS: int(500, 120_000).default(10_000),
   STORAGE_DRIVER: optional(z.enum(['local', 'postgres', 's3'])).default('local'),
   S3_ENDPOINT: optional(url),
   S3_BUCKET: optional(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$/, 'must be a bucket name: 3 to 63 letters, digits, . _ or -')),
@@ -246,6 +247,8 @@ export type DocumensoConfig = Readonly<{
   webhookSecret: string;
   /** Where recipients sign: `<webappUrl>/sign/<token>`; DOCUMENSO_URL's origin and path before /api unless set. */
   webappUrl: string;
+  /** Per attempt of an API call, its answer read (a PDF download has its own, longer bound). */
+  timeoutMs: number;
 }>;
 
 export { ConfigError };
@@ -256,7 +259,7 @@ function documensoConfig(e: z.infer<typeof ZEnv>): DocumensoConfig | undefined {
   const missing = Object.entries(given).filter(([, v]) => v === undefined).map(([k]) => k);
   if (missing.length) throw new ConfigError(`Invalid configuration: ${missing[0]}: required when SIGNING_ENGINE=documenso (set all of ${Object.keys(given).join(', ')})`);
   const url = e.DOCUMENSO_URL!;
-  return Object.freeze({ url, apiKey: e.DOCUMENSO_API_KEY!, webhookSecret: e.DOCUMENSO_WEBHOOK_SECRET!, webappUrl: e.DOCUMENSO_WEBAPP_URL ?? url.replace(/\/api(\/v\d+)?$/, '') });
+  return Object.freeze({ url, apiKey: e.DOCUMENSO_API_KEY!, webhookSecret: e.DOCUMENSO_WEBHOOK_SECRET!, webappUrl: e.DOCUMENSO_WEBAPP_URL ?? url.replace(/\/api(\/v\d+)?$/, ''), timeoutMs: e.DOCUMENSO_TIMEOUT_MS });
 }
 
 function oidcConfig(e: z.infer<typeof ZEnv>): OidcConfig | undefined {

@@ -43,6 +43,8 @@ describe('a bad value', () => {
     ['JOB_LEASE_MS', '2147483648'],
     ['WEBHOOK_RETRY_SCHEDULE', '1m,600h'],
     ['IDEMPOTENCY_TTL_HOURS', '720'],
+    ['DOCUMENSO_TIMEOUT_MS', '100'],
+    ['DOCUMENSO_TIMEOUT_MS', '600000'],
   ];
   for (const [name, value] of cases) {
     test(`${name}=${value} throws ConfigError in one line naming ${name}`, () => {
@@ -291,6 +293,13 @@ describe('Stripe', () => {
     assert.deepEqual(c.stripe, { secretKey: 'sk_test_abc123', webhookSecret: 'whsec_abc123', apiUrl: 'http://127.0.0.1:12111' });
     assert.deepEqual(loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, STRIPE_SECRET_KEY: 'rk_live_abc' }).stripe, { secretKey: 'rk_live_abc', webhookSecret: undefined, apiUrl: undefined });
   });
+});
+
+test('DOCUMENSO_TIMEOUT_MS: each call to Documenso is bounded by 10 s unless set', () => {
+  const documenso = { SIGNING_ENGINE: 'documenso', DOCUMENSO_URL: 'http://127.0.0.1:9/api/v2', DOCUMENSO_API_KEY: 'api_abc', DOCUMENSO_WEBHOOK_SECRET: 'w'.repeat(16) };
+  const timeoutOf = (env: Record<string, string>) => loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, ...documenso, ...env }).documenso?.timeoutMs;
+  assert.equal(timeoutOf({}), 10_000);
+  assert.equal(timeoutOf({ DOCUMENSO_TIMEOUT_MS: '4000' }), 4000);
 });
 
 describe('sealing settings (config-signing.ts)', () => {

@@ -27,7 +27,8 @@ before(async () => {
   standin = await startDocumensoStandin();
   receiver = await startReceiver();
   t = await createTestApp({
-    env: { SIGNING_ENGINE: 'documenso', DOCUMENSO_URL: standin.url, DOCUMENSO_API_KEY: standin.apiKey, DOCUMENSO_WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' },
+    // The hang tests wait out one call's timeout each: 4 s, still twice the 2 s other requests must beat.
+    env: { SIGNING_ENGINE: 'documenso', DOCUMENSO_URL: standin.url, DOCUMENSO_API_KEY: standin.apiKey, DOCUMENSO_WEBHOOK_SECRET: SECRET, DOCUMENSO_TIMEOUT_MS: '4000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' },
   });
   // Documenso posts its webhooks over HTTP: the app listens, as in production.
   await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -378,7 +379,7 @@ describe('documenso engine', () => {
     const cancelled = await timed(t.app.inject({ method: 'DELETE', url: `/v1/envelopes/${env.envelopeId}`, headers: bearer(t.customer.apiKey) }));
     assert.equal(cancelled.value.statusCode, 200, cancelled.value.body);
     assert.ok(cancelled.ms < 3000, `the cancel answered in ${cancelled.ms} ms`);
-    // The cancellation job now hangs in Documenso (until the client's 10 s timeout).
+    // The cancellation job now hangs in Documenso (until the client's 4 s timeout).
     const job = drain(t).catch((err: Error) => err);
     while (standin.calls['envelope.cancel'] === cancels) await new Promise((r) => setTimeout(r, 10));
     const otherRead = await timed(t.app.inject({ url: '/v1/account', headers: bearer(other.apiKey) }));
@@ -473,7 +474,7 @@ describe('documenso engine', () => {
     const sent = await timed(t.app.inject({ method: 'POST', url: `/v1/envelopes/${env.envelopeId}/send`, headers: { ...bearer(t.customer.apiKey), 'content-type': 'application/json', 'idempotency-key': newKey() }, payload: '{}' }));
     assert.equal(sent.value.statusCode, 200, sent.value.body);
     assert.ok(sent.ms < 3000, `the send answered in ${sent.ms} ms`);
-    // The distribution job now hangs in Documenso (until the client's 10 s timeout).
+    // The distribution job now hangs in Documenso (until the client's 4 s timeout).
     const hung = standin.calls['envelope.distribute'];
     const job = drain(t).catch((err: Error) => err);
     while (standin.calls['envelope.distribute'] === hung) await new Promise((r) => setTimeout(r, 10));

@@ -23,7 +23,7 @@ export function createDocumenso(deps: {
 }): { engine: DocumensoEngine; jobs: JobDefinition<any>[]; periodic: PeriodicTask[] } {
   const { config, log } = deps;
   // A signed PDF is the original plus signatures and a certificate page: far below four originals.
-  const client = createDocumensoClient({ url: config.url, apiKey: config.apiKey, maxDownloadBytes: 4 * deps.maxPdfBytes, log });
+  const client = createDocumensoClient({ url: config.url, apiKey: config.apiKey, timeoutMs: config.timeoutMs, maxDownloadBytes: 4 * deps.maxPdfBytes, log });
   const engine = createDocumensoEngine({ client, webappUrl: config.webappUrl, envelopeIdsOfRecipients: deps.envelopeIdsOfRecipients, log });
   const sweep = createOrphanSweep({ db: deps.db, client, heldOf: deps.heldOf, log, now: deps.now });
   return { engine, jobs: [orphanSweepJob(sweep)], periodic: [orphanSweepTask()] };
