@@ -248,7 +248,7 @@ export type McpEndpoint = ReturnType<typeof createMcpEndpoint>;
 
 /**
  * Closes a server's transport. The SDK's close builds an McpError ("Connection closed") for the answers
- * still awaited, which a request whose every message is answered has none of; capturing its stack was 5%
+ * still awaited, which a request whose every message is answered has none of; capturing its stack was 5-8%
  * of a tools/call's CPU (issue 38). The error is built synchronously within close(), so only that part
  * runs without stack traces; the await, where other requests' code runs, is outside.
  */
