@@ -343,6 +343,27 @@ describe('POST /mcp with the SDK client', () => {
     assert.ok(stacks.every((n) => n > 1), 'an error made between two calls has its stack');
   });
 
+  test("Streamable HTTP's edges: 406 without both answer types, 400 for an unknown protocol version or a bad message, 202 for notifications only; one message in, one answer out, a batch answered in order", async () => {
+    const auth = bearer(t.customer.apiKey);
+    const jsonOnly = await rpc(base, toolCall(1, 'get_account', {}), { ...auth, ...PROTOCOL, accept: 'application/json' });
+    assert.equal(jsonOnly.status, 406);
+    assert.equal((await jsonOnly.json()).error.code, -32000);
+    const oldVersion = await rpc(base, toolCall(1, 'get_account', {}), { ...auth, 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(oldVersion.status, 400);
+    assert.equal((await oldVersion.json()).error.code, -32000);
+    const notJsonRpc = await rpc(base, { hello: 'world' }, { ...auth, ...PROTOCOL });
+    assert.equal(notJsonRpc.status, 400);
+    assert.equal((await notJsonRpc.json()).error.code, -32700);
+    const notification = await rpc(base, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, ...PROTOCOL });
+    assert.equal(notification.status, 202);
+    assert.equal(await notification.text(), '');
+    const single = await rpc(base, toolCall(7, 'get_account', {}), { ...auth, ...PROTOCOL });
+    const answer = await single.json();
+    assert.ok(!Array.isArray(answer) && answer.id === 7 && answer.result, JSON.stringify(answer));
+    const batch = await (await rpc(base, [toolCall(8, 'get_account', {}), toolCall(9, 'get_account', {})], { ...auth, ...PROTOCOL })).json();
+    assert.deepEqual(batch.map((a: { id: number }) => a.id), [8, 9]);
+  });
+
   test('the answer carries the request id and the rate-limit headers, as REST does', async () => {
     const res = await rpc(base, initialize, { ...bearer(t.customer.apiKey), 'x-request-id': 'mcp-req-1' });
     assert.equal(res.status, 200);
