@@ -12,6 +12,7 @@ import type { Idempotency, PaymentGate, Reservation } from '../../http/idempoten
 import type { IdempotencyRow, StoredResponse } from '../../http/idempotency.repo.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { inlineBudget, type InlineBudget } from './inline-budget.js';
+import { JsonTransport } from './json-transport.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
@@ -200,10 +201,16 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
   }
 
   // Building a server and registering every tool cost each tools/call about 0.05 ms of CPU (issue 38):
-  // servers are kept and reused, one request at a time each (the SDK's Protocol holds one transport and
-  // keys in-flight requests by JSON-RPC id, which two clients may share), so concurrent requests take
-  // several. The transport stays per request: in JSON mode it never forgets a request's stream entry.
-  const idle: McpServer[] = [];
+  // servers are kept, each connected to its own transport for good, and take one request at a time (the
+  // SDK's Protocol keys in-flight requests by JSON-RPC id, which two clients may share), so concurrent
+  // requests take several.
+  const idle: { server: McpServer; transport: JsonTransport }[] = [];
+  async function connected(): Promise<{ server: McpServer; transport: JsonTransport }> {
+    const server = await newServer();
+    const transport = new JsonTransport((await sdk()).types);
+    await server.connect(transport);
+    return { server, transport };
+  }
 
   /** The AuthInfo that carries `call` (and its request's inline budget) to the tools of the messages it comes with. */
   const authInfo = (call: McpCall): AuthInfo => {
@@ -220,56 +227,25 @@ export function createMcpEndpoint(deps: { db: Db; idempotency: Idempotency; tool
     authInfo,
 
     /**
-     * Answers one stateless POST /mcp (JSON answers, no session): a kept server on a fresh transport,
-     * which is what holds a request's streams and answers, closed after it. The SDK's Node transport
-     * reads the AuthInfo from `req.auth`.
+     * Answers one stateless POST /mcp (JSON answers, no session) on a kept server. It resolves once every
+     * message of the request is answered: no handler of the request is still running when the server goes
+     * back to the pool. A server whose request failed is not reused.
      */
     async handle(req: IncomingMessage, res: ServerResponse, body: unknown, call: McpCall): Promise<void> {
-      const { StreamableHTTPServerTransport } = await sdk();
-      const server = idle.pop() ?? (await newServer());
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      let reusable = false;
-      try {
-        (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo(call);
-        await server.connect(transport);
-        // With JSON answers this resolves once every message of the request is answered: no handler of
-        // the request is still running when the server goes back to the pool.
-        await transport.handleRequest(req, res, body);
-        reusable = true;
-      } finally {
-        await closeQuietly(server);
-        if (reusable && idle.length < IDLE_SERVERS) idle.push(server);
-      }
+      const pair = idle.pop() ?? (await connected());
+      await pair.transport.handle(req.headers, res, body, authInfo(call));
+      if (idle.length < IDLE_SERVERS) idle.push(pair);
     },
   };
 }
 
 export type McpEndpoint = ReturnType<typeof createMcpEndpoint>;
 
-/**
- * Closes a server's transport. The SDK's close builds an McpError ("Connection closed") for the answers
- * still awaited, which a request whose every message is answered has none of; capturing its stack was 5-8%
- * of a tools/call's CPU (issue 38). The error is built synchronously within close(), so only that part
- * runs without stack traces; the await, where other requests' code runs, is outside.
- */
-function closeQuietly(server: McpServer): Promise<void> {
-  const limit = Error.stackTraceLimit;
-  let closing: Promise<void>;
-  Error.stackTraceLimit = 0;
-  try {
-    closing = server.close();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-  return closing.catch(() => undefined);
-}
-
 async function loadSdk() {
-  const [{ McpServer }, { StreamableHTTPServerTransport }, { ListToolsRequestSchema }, { AjvJsonSchemaValidator }] = await Promise.all([
+  const [{ McpServer }, types, { AjvJsonSchemaValidator }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/mcp.js'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     import('@modelcontextprotocol/sdk/validation/ajv'),
   ]);
-  return { McpServer, StreamableHTTPServerTransport, ListToolsRequestSchema, jsonSchemaValidator: new AjvJsonSchemaValidator() };
+  return { McpServer, types, ListToolsRequestSchema: types.ListToolsRequestSchema, jsonSchemaValidator: new AjvJsonSchemaValidator() };
 }
