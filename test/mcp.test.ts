@@ -60,7 +60,7 @@ function rpc(base: string, body: unknown, headers: Record<string, string> = {}) 
 }
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
-/** Every request after initialize names the protocol version (the SDK's transport refuses it otherwise). */
+/** Every request after initialize names the protocol version (an unknown one is refused: 400). */
 const PROTOCOL = { 'mcp-protocol-version': '2025-06-18' };
 const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 

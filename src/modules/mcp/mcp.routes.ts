@@ -36,8 +36,8 @@ const pricedCall = (tool: ToolDefinition, args: Record<string, unknown>) => ({ o
 const paidByX402 = (tool: ToolDefinition) => tool.price !== undefined || tool.mutates;
 
 /**
- * POST /mcp: MCP's Streamable HTTP, stateless (DESIGN §2): a fresh transport per request on a kept
- * McpServer (the endpoint's), JSON answers, no sessions, so any node answers any request. GET and
+ * POST /mcp: MCP's Streamable HTTP, stateless (DESIGN §2): a kept McpServer and its transport (json-transport.ts)
+ * per request, JSON answers, no sessions, so any node answers any request. GET and
  * DELETE (the SSE stream and session end, which a stateless server has none of) answer 405 with Allow: POST from the app's
  * not-found handler. Outside /v1 and out of the REST OpenAPI (it is JSON-RPC, described by tools/list,
  * /.well-known/mcp.json and /llms.txt).
@@ -101,7 +101,7 @@ export function mcpRoutes(deps: McpRouteDeps) {
         refuseLargeBatch(request.body);
         await countToolCalls(request, reply, calls.length);
 
-        // From here the SDK's transport writes the answer; the headers Fastify would have sent go first.
+        // From here the MCP transport writes the answer; the headers Fastify would have sent go first.
         reply.hijack();
         const raw = reply.raw;
         for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
