@@ -105,13 +105,14 @@ export const V8_FLAGS: ReadonlyArray<{ name: string; value: string }> = [
 
 /**
  * glibc's malloc settings for a server process, each set unless the operator set it: 2 arenas (its
- * default is 8 per core, each holding freed memory apart), and a fixed 128 KiB threshold above which a
- * block is its own mapping, returned to the system when freed. glibc's default raises that threshold
- * up to 32 MiB as big blocks are freed, after which big blocks come from the heap, which gives back
- * only its top: what WebAssembly compilation and PGlite's start allocate and free (tens of MiB) then
- * stayed resident (docs/operating.md: Memory).
+ * default is 8 per core, each holding freed memory apart), and a fixed 32 KiB threshold at and above
+ * which a block is its own mapping, returned to the system when freed. glibc's default raises that
+ * threshold up to 32 MiB as big blocks are freed, after which big blocks come from the heap, which
+ * gives back only its top. 32 KiB is the size of a segment of V8's compiler zones: the optimizing
+ * compiler allocates hundreds of MiB of them while it recompiles PGlite's hot WebAssembly and frees
+ * them, and from an arena they left some 20 MiB resident for good (docs/operating.md: Memory).
  */
-export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
+export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(32 * 1024) };
 
 /**
  * Node.js 24 sizes V8's young generation from the machine's memory: up to 64 MiB semi-spaces, which a

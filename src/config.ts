@@ -40,7 +40,7 @@ const ZEnv = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(0, 3_600_000).default(60_000),
   EMBEDDED_DB: optional(z.enum(['pglite', 'postgres'])).default('pglite'),
-  PGLITE_SHARED_BUFFERS_MB: int(1, 4096).default(16),
+  PGLITE_SHARED_BUFFERS_MB: int(1, 4096).default(8),
   OPS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   SIGNING_LINK_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),

@@ -302,6 +302,12 @@ test('DOCUMENSO_TIMEOUT_MS: each call to Documenso is bounded by 10 s unless set
   assert.equal(timeoutOf({ DOCUMENSO_TIMEOUT_MS: '4000' }), 4000);
 });
 
+test("PGLITE_SHARED_BUFFERS_MB: PGlite's page cache is 8 MB unless set", () => {
+  const poolOf = (env: Record<string, string>) => loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, ...env }).pgliteSharedBuffersMb;
+  assert.equal(poolOf({}), 8);
+  assert.equal(poolOf({ PGLITE_SHARED_BUFFERS_MB: '128' }), 128);
+});
+
 describe('sealing settings (config-signing.ts)', () => {
   const load = (env: Record<string, string>) => loadConfig({ DATA_DIR: freshDir(), OPS_TOKEN: OPS, JWT_SECRET: JWT, SIGNING_LINK_SECRET: JWT, ...env }).signing;
   const refused = (env: Record<string, string>, pattern: RegExp) => assert.throws(() => load(env), (err: unknown) => err instanceof ConfigError && pattern.test(err.message) && !err.message.includes('\n'));

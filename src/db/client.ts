@@ -78,7 +78,7 @@ export type DatabaseTimeouts = { acquireMs: number; statementMs: number; idleInT
  * stay in the operating system's page cache, so a smaller pool costs a read from that cache, not
  * from disk (docs/operating.md: Memory).
  */
-export const DEFAULT_PGLITE_SHARED_BUFFERS_MB = 16;
+export const DEFAULT_PGLITE_SHARED_BUFFERS_MB = 8;
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 60_000, idleInTransactionMs: 60_000 };
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
