@@ -136,8 +136,8 @@ describe('signer attachments (FILE fields)', () => {
   test('completion is allowed once attached; the sender lists and downloads them with their hashes; the certificate lists each', async () => {
     const done = await completeOnly(t, token, { fields: [], signature: { kind: 'drawn', image: PNG_DATA_URL } });
     assert.equal(done.statusCode, 200, done.body);
-    // The one signer acted: the envelope completed, and nothing more can be attached.
-    assertError(await upload(t, token, fileIds[0], pdfBytes, 'application/pdf', 'late.pdf'), 410, 'ENVELOPE_NOT_ACTIVE');
+    // The one signer acted (the envelope completed with it): nothing more can be attached.
+    assertError(await upload(t, token, fileIds[0], pdfBytes, 'application/pdf', 'late.pdf'), 409, 'ALREADY_ACTED');
     await drain(t);
 
     const list = await t.app.inject({ url: `/v1/envelopes/${env.envelopeId}/attachments`, headers: bearer(t.customer.apiKey) });

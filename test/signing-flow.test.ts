@@ -228,7 +228,8 @@ describe('signing order, completion and sealing', () => {
     assert.equal(after.envelope.status, 'COMPLETED');
     assert.equal(after.canAct, false);
     assert.equal(after.reason, 'completed');
-    assertError(await complete(t, t2, { fields: [], signature: { kind: 'typed', text: 'x' } }), 410, 'ENVELOPE_NOT_ACTIVE');
+    // The last signature sent again (its answer lost with a node, say) is told it took effect, not that the envelope ended.
+    assertError(await complete(t, t2, { fields: [], signature: { kind: 'typed', text: 'x' } }), 409, 'ALREADY_ACTED');
     const signedDoc = await t.app.inject({ url: `/sign/${t1}/document` });
     assert.ok(Buffer.compare(signedDoc.rawPayload, signed) === 0, 'the link serves the sealed PDF once completed');
   });
@@ -398,6 +399,8 @@ describe('reject and cancel', () => {
     const t2 = recipientToken(env, s2.email);
     assertError(await complete(t, t2, { fields: [], signature: { kind: 'typed', text: 'x' } }), 410, 'ENVELOPE_NOT_ACTIVE');
     assert.equal((await session(t, t2)).json().reason, 'cancelled');
+    // The decline sent again is told it took effect, whatever the envelope became since.
+    assertError(await reject(t, t1, 'The terms are wrong'), 409, 'ALREADY_ACTED');
   });
 
   test('after a cancel the link answers 410 ENVELOPE_NOT_ACTIVE on complete', async () => {

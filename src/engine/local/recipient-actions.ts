@@ -228,11 +228,11 @@ export const verificationRequired = () =>
 
 /** Declining is allowed out of turn (a later signer may refuse early); signing is not. */
 export function assertCanAct(doc: DocumentRow, me: RecipientRow, recipients: RecipientRow[], outOfTurnOk = false): void {
+  // Before the envelope's state: a retry whose first attempt took effect (its answer lost with a node)
+  // is told so even when that action ended the envelope (the last signature, a decline).
+  if (me.status === 'SIGNED' || me.status === 'REJECTED') throw new AppError('ALREADY_ACTED', 'You have already acted on this envelope');
   const reason = blockedReason(doc, me, recipients);
   if (reason === null || (outOfTurnOk && reason === 'waiting' && doc.status !== 'DRAFT')) return;
-  if (reason === 'signed' || reason === 'rejected') {
-    if (me.status !== 'PENDING') throw new AppError('ALREADY_ACTED', 'You have already acted on this envelope');
-  }
   if (reason === 'waiting') throw new AppError('NOT_YOUR_TURN', 'Another recipient must act first');
   if (reason === 'view_only') throw new AppError('FORBIDDEN', 'Your role on this envelope is view-only');
   if (reason === 'verification_required') throw verificationRequired();
