@@ -36,10 +36,10 @@ const pricedCall = (tool: ToolDefinition, args: Record<string, unknown>) => ({ o
 const paidByX402 = (tool: ToolDefinition) => tool.price !== undefined || tool.mutates;
 
 /**
- * POST /mcp: MCP's Streamable HTTP, stateless (DESIGN §2): a kept McpServer and its transport (json-transport.ts)
- * per request, JSON answers, no sessions, so any node answers any request. GET and
- * DELETE (the SSE stream and session end, which a stateless server has none of) answer 405 with Allow: POST from the app's
- * not-found handler. Outside /v1 and out of the REST OpenAPI (it is JSON-RPC, described by tools/list,
+ * POST /mcp: MCP's Streamable HTTP, stateless (DESIGN §2): a kept McpServer and its transport
+ * (json-transport.ts) per request, JSON answers, no sessions, so any node answers any request. GET
+ * and DELETE (the SSE stream and session end, which a stateless server has none of) answer 405 with
+ * Allow: POST from the app's not-found handler. Outside /v1 and out of the REST OpenAPI (it is JSON-RPC, described by tools/list,
  * /.well-known/mcp.json and /llms.txt).
  *
  * Authentication is REST's resolver chain with one difference (`pricedBy: 'handler'`): what a call
